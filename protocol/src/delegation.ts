@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+/** Limits from the official harness (see README "Limits"). */
+export const DELEGATION_LIMITS = {
+  maxQueryChars: 4000,
+  maxResultChars: 3000,
+  resultTtlMs: 600_000,
+  requestTimeoutMs: 180_000,
+  maxInFlightPerSession: 8,
+  maxBufferedResultsPerSession: 16,
+  /** Delivery under `when_idle` waits for this much silence first, never less than the minimum. */
+  deliverySilenceMs: 800,
+  deliverySilenceMinMs: 250,
+  progressFirstMs: 30_000,
+  progressEveryMs: 60_000,
+} as const;
+
+/**
+ * When an admitted result may be spoken (Gemini Live's non-blocking scheduling, plus one):
+ * - `interrupt`: at the next chunk boundary, cutting in on the assistant if needed;
+ * - `when_idle` (default): at the first boundary where neither side is speaking;
+ * - `silent`: into the model's context only, never spoken;
+ * - `skip_if_busy`: like `when_idle`, but dropped (EXPIRED) if the user is mid-turn when it lands.
+ */
+export const DeliveryPolicySchema = z.enum(['interrupt', 'when_idle', 'silent', 'skip_if_busy']);
+export type DeliveryPolicy = z.infer<typeof DeliveryPolicySchema>;
+
+export const WorkIdSchema = z.string().min(1).max(128);
+
+/** What the foreground hands to the background: plain language plus where the evidence ends. */
+export const DelegationRequestSchema = z.object({
+  workId: WorkIdSchema,
+  session: z.string().min(1),
+  incarnation: z.number().int().nonnegative(),
+  tenant: z.string().min(1).default('default'),
+  query: z.string().trim().min(1).max(DELEGATION_LIMITS.maxQueryChars),
+  /** Last timeline seq visible to the delegation: the timeline as it stood at the opening `<delegate>` tag. */
+  evidenceCutoffSeq: z.number().int().nonnegative(),
+  /** Chunk during which the span closed. */
+  chunk: z.number().int().nonnegative(),
+  policy: DeliveryPolicySchema.optional(),
+  createdAtMs: z.number().nonnegative(),
+});
+export type DelegationRequest = z.infer<typeof DelegationRequestSchema>;
+export type DelegationRequestInput = z.input<typeof DelegationRequestSchema>;
+
+/** What the background hands back: a short spoken-style reply, checked for size and freshness. */
+export const BackendResultSchema = z.object({
+  workId: WorkIdSchema,
+  session: z.string().min(1),
+  incarnation: z.number().int().nonnegative(),
+  ok: z.boolean(),
+  /** Spoken-style text for the model, without reserved protocol tags. */
+  text: z.string().max(DELEGATION_LIMITS.maxResultChars),
+  /** Structured output of the function, for clients and audits; never spoken as is. */
+  data: z.unknown().optional(),
+  functionName: z.string().optional(),
+  policy: DeliveryPolicySchema,
+  completedAtMs: z.number().nonnegative(),
+  expiresAtMs: z.number().nonnegative(),
+});
+export type BackendResult = z.infer<typeof BackendResultSchema>;
+
+const RESERVED_TAG = /<\/?\s*(delegate|backend|parked)\b[^>]*>/gi;
+
+/** Strips reserved protocol tags so a result can never open or close a span in the model's context. */
+export function stripReservedTags(text: string): string {
+  return text.replace(RESERVED_TAG, '');
+}

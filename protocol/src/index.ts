@@ -1,0 +1,11 @@
+export * from './client-events.ts';
+export * from './delegation.ts';
+export * from './delegation-executor.ts';
+export * from './errors.ts';
+export type * from './model-port.ts';
+export * from './pcm.ts';
+export * from './relay-frames.ts';
+export * from './session-config.ts';
+export * from './timeline.ts';
+export type * from './timeline-store.ts';
+export * from './work-state.ts';

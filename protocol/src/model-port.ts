@@ -1,0 +1,109 @@
+import type { InterruptionAction, OverlapCause } from './timeline.ts';
+
+/**
+ * The model port: how a session host drives a model, following the official Realtime-Venus
+ * serving port (open with an incarnation, ordered input fences, private prefill into the same
+ * context, playback acknowledgements, one output step per chunk, close).
+ *
+ * Inputs are acknowledged in order; a step sees exactly the inputs whose `inputSeq` is at most its
+ * `inputSeqCutoff`. A call carrying an older incarnation than the session's rejects with
+ * `stale_incarnation`.
+ *
+ * @example
+ *   const s = await port.openSession({ sessionId: 's1', incarnation: 0 });
+ *   await s.appendText({ inputSeq: 1, itemId: 'i1', text: "what's the weather in Paris" });
+ *   const step = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 0 });
+ */
+export interface ModelCapabilities {
+  model: string;
+  modelRevision: string;
+  /** Special-token names as the model spells them, e.g. listen -> "<|listen|>". */
+  specialTokens: Record<string, string>;
+  /** Concurrent sessions this port can step within a chunk period; what the fleet sees. */
+  maxSessions: number;
+  audioInput: boolean;
+  videoInput: boolean;
+  textInput: boolean;
+  nativeAudioOutput: boolean;
+  inputSampleRateHz: 16_000;
+  outputSampleRateHz: 24_000;
+}
+
+export interface OpenSessionRequest {
+  sessionId: string;
+  incarnation: number;
+  voice?: string;
+  instructions?: string;
+}
+
+export interface InputAck {
+  inputSeq: number;
+}
+
+export interface PrefillRequest {
+  /** Private text as it enters the context, e.g. `<backend>It is 18 degrees in Paris.</backend>`. */
+  text: string;
+  workId?: string;
+  attemptId: string;
+  /** `speak`: the model should say it at its next opportunity; `silent`: context only. */
+  mode: 'speak' | 'silent';
+}
+
+export interface PrefillAck {
+  attemptId: string;
+  deduplicated: boolean;
+}
+
+export interface StepRequest {
+  chunk: number;
+  inputSeqCutoff: number;
+  atMs: number;
+  /** Whether the client is still playing assistant audio (the model keeps speaking meanwhile). */
+  assistantAudible: boolean;
+}
+
+export interface OutputStep {
+  stepSeq: number;
+  chunk: number;
+  inputSeqCutoff: number;
+  decision: 'listen' | 'speak';
+  /** Raw text delta of this step, delegate tags included; the host parses and hides them. */
+  text: string;
+  /** Utterance that `text` and `audio` belong to; a new id starts a new utterance. */
+  utteranceId: string | null;
+  /** Up to one chunk of 24 kHz mono speech, or null. */
+  audio: Int16Array | null;
+  audioChunkSeq: number;
+  /** The utterance's speech is fully emitted (the model's turn_eos). */
+  turnFinished: boolean;
+  finishReason?: 'completed' | 'interrupted';
+  /** Voice activity perceived in this chunk's user audio. */
+  userSpeech?: { state: 'started' | 'stopped'; probability: number };
+  /** The model's reading of overlapping user input while it was speaking. */
+  interruption?: { action: InterruptionAction; cause: OverlapCause; cancelsWork: boolean };
+  /** Utterance this one continues after a repair, or a parked plan it resumes. */
+  continues?: { utteranceId?: string; planId?: string };
+  /** The model offers to go back to a parked plan (park-and-follow). */
+  resumeOffer?: { planId: string };
+}
+
+export interface ModelSession {
+  readonly sessionId: string;
+  readonly incarnation: number;
+  appendAudio(input: { inputSeq: number; pcm16k: Int16Array }): Promise<InputAck>;
+  appendText(input: { inputSeq: number; itemId: string; text: string }): Promise<InputAck>;
+  appendVideoFrame(input: { inputSeq: number; mimeType: string; data: Uint8Array }): Promise<InputAck>;
+  prefill(request: PrefillRequest): Promise<PrefillAck>;
+  /** Tells the model how much of an utterance the user heard; on interruption, context keeps only that. */
+  playbackAck(input: { utteranceId: string; playedMs: number; final: boolean }): Promise<void>;
+  /** Stores a plan the runtime parked so the model can offer and resume it. */
+  park(input: { planId: string; utteranceId: string; remainder: string }): Promise<void>;
+  step(request: StepRequest): Promise<OutputStep>;
+  close(reason: string): Promise<void>;
+}
+
+export interface ModelPort {
+  capabilities(): Promise<ModelCapabilities>;
+  openSession(request: OpenSessionRequest): Promise<ModelSession>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { ERROR_CODES } from './errors.ts';
+import { SessionConfigSchema } from './session-config.ts';
+import { TimelineEventSchema } from './timeline.ts';
+
+/**
+ * Frames between the edge (which terminates client transports) and the GPU worker (which hosts the
+ * session). In one process they are passed as objects; across machines they travel as msgpack.
+ * The edge has already validated and normalised client input: audio arrives as 16 kHz s16le.
+ */
+const session = z.string().min(1);
+
+export const EdgeToWorkerFrameSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('open'),
+    session,
+    tenant: z.string().min(1),
+    config: SessionConfigSchema,
+  }),
+  z.object({ kind: z.literal('config'), session, config: SessionConfigSchema }),
+  z.object({ kind: z.literal('audio'), session, pcm16k: z.instanceof(Uint8Array) }),
+  z.object({ kind: z.literal('text'), session, itemId: z.string(), text: z.string().min(1).max(20_000) }),
+  z.object({ kind: z.literal('dtmf'), session, digit: z.string().length(1) }),
+  z.object({
+    kind: z.literal('playback_ack'),
+    session,
+    utteranceId: z.string(),
+    playedMs: z.number().nonnegative(),
+    source: z.enum(['client', 'estimate', 'truncate']),
+  }),
+  z.object({ kind: z.literal('cancel_response'), session }),
+  z.object({ kind: z.literal('cancel_work'), session, workId: z.string() }),
+  z.object({ kind: z.literal('close'), session, reason: z.string() }),
+]);
+export type EdgeToWorkerFrame = z.infer<typeof EdgeToWorkerFrameSchema>;
+
+export const WorkerToEdgeFrameSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('timeline'), session, event: TimelineEventSchema }),
+  z.object({
+    kind: z.literal('error'),
+    session,
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
+  }),
+  z.object({ kind: z.literal('closed'), session, reason: z.string() }),
+]);
+export type WorkerToEdgeFrame = z.infer<typeof WorkerToEdgeFrameSchema>;
+
+/**
+ * The edge's handle on a worker: send frames for a session, receive the worker's frames.
+ * Implementations: in-process (embedded default) and msgpack over WebSocket (separate processes).
+ */
+export interface WorkerLink {
+  send(frame: EdgeToWorkerFrame): void;
+  onFrame(session: string, listener: (frame: WorkerToEdgeFrame) => void): () => void;
+  close(): Promise<void>;
+}
