@@ -1,0 +1,183 @@
+import type { TimelineEvent, TimelineReadOptions, TimelineStore } from '@venus/protocol';
+import { VenusError } from '@venus/protocol';
+import { Redis } from 'ioredis';
+import { checkAppendBatch, seqConflict } from './append-batch.ts';
+
+/**
+ * Checks that the stream ends at the expected seq and adds the whole batch, in one atomic step, so
+ * a stale writer after a handover can neither interleave with nor partly overwrite the new owner.
+ * KEYS[1]: the session's stream. ARGV[1]: the seq the stream must end at (as text); then pairs of
+ * stream ID and event JSON. Returns {1, last} when written, {0, last} when fenced.
+ */
+const APPEND_LUA = `
+local tip = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local last = '0'
+if #tip > 0 then last = string.match(tip[1][1], '^(%d+)') end
+if last ~= ARGV[1] then return {0, last} end
+for i = 2, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
+end
+return {1, last}
+`;
+
+const APPEND_COMMAND = 'venusTimelineAppend';
+/** Stream entry field that holds the event JSON. */
+const FIELD = 'e';
+const TAIL_PAGE = 256;
+
+type AppendCommand = (key: string, expectedLast: string, ...idsAndEvents: string[]) => Promise<[number, string]>;
+type StreamEntry = [id: string, fields: string[]];
+
+export interface RedisTimelineStoreOptions {
+  /** Connection URL; ignored when `client` is given. */
+  url?: string;
+  /** A connection to share. The store defines its script on it and never closes it. */
+  client?: Redis;
+  /** Key prefix, e.g. `venus:`; keys are `${prefix}timeline:${session}`. */
+  prefix?: string;
+  /** How long one XREAD of a tail blocks before it asks again. */
+  blockMs?: number;
+}
+
+/**
+ * Timeline store on Redis Streams: one stream per session whose entry IDs are `${seq}-0`, so reads
+ * by seq range are XRANGEs and tails are XREADs. Appends go through one Lua script that fences
+ * non-contiguous batches; appends issued back to back on one store reach Redis in order.
+ *
+ * @example
+ *   const store = new RedisTimelineStore({ url: 'redis://127.0.0.1:6379', prefix: 'venus:' });
+ *   await store.append(events);
+ *   const firstTen = await store.read('s1', { fromSeq: 1, limit: 10 });
+ *   await store.close();
+ */
+export class RedisTimelineStore implements TimelineStore {
+  readonly #redis: Redis;
+  readonly #ownsClient: boolean;
+  readonly #prefix: string;
+  readonly #blockMs: number;
+  /** Dedicated blocking connections of live tails, closed with the store. */
+  readonly #tailClients = new Set<Redis>();
+  #closed = false;
+
+  constructor(options: RedisTimelineStoreOptions = {}) {
+    this.#ownsClient = options.client === undefined;
+    this.#redis = options.client ?? (options.url === undefined ? new Redis() : new Redis(options.url));
+    this.#prefix = options.prefix ?? '';
+    this.#blockMs = options.blockMs ?? 5_000;
+    this.#redis.defineCommand(APPEND_COMMAND, { numberOfKeys: 1, lua: APPEND_LUA });
+  }
+
+  async append(events: readonly TimelineEvent[]): Promise<void> {
+    const batch = checkAppendBatch(events);
+    if (batch === null) return;
+    const args: string[] = [];
+    for (const event of events) args.push(`${event.seq}-0`, JSON.stringify(event));
+    const append = (this.#redis as unknown as Record<typeof APPEND_COMMAND, AppendCommand>)[APPEND_COMMAND];
+    const [written, last] = await append.call(
+      this.#redis,
+      this.#key(batch.session),
+      String(batch.firstSeq - 1),
+      ...args,
+    );
+    if (written !== 1) throw seqConflict(batch.session, Number(last), batch.firstSeq);
+  }
+
+  async read(session: string, options: TimelineReadOptions = {}): Promise<TimelineEvent[]> {
+    const from = Math.max(1, options.fromSeq ?? 1);
+    const to = options.toSeq === undefined ? '+' : `${options.toSeq}-0`;
+    if (options.toSeq !== undefined && options.toSeq < from) return [];
+    const key = this.#key(session);
+    const entries: StreamEntry[] =
+      options.limit === undefined
+        ? await this.#redis.xrange(key, `${from}-0`, to)
+        : options.limit <= 0
+          ? []
+          : await this.#redis.xrange(key, `${from}-0`, to, 'COUNT', options.limit);
+    return entries.map(parseEntry);
+  }
+
+  async lastSeq(session: string): Promise<number> {
+    const [tip] = await this.#redis.xrevrange(this.#key(session), '+', '-', 'COUNT', 1);
+    return tip === undefined ? 0 : seqOf(tip[0]);
+  }
+
+  async *tail(session: string, options: { fromSeq?: number; signal: AbortSignal }): AsyncIterable<TimelineEvent> {
+    const { signal } = options;
+    const stopped = () => signal.aborted || this.#closed;
+    let next = Math.max(1, options.fromSeq ?? 1);
+    // Backlog on the shared connection: a tail stopped before it catches up never opens its own.
+    try {
+      while (!stopped()) {
+        const page = await this.read(session, { fromSeq: next, limit: TAIL_PAGE });
+        for (const event of page) {
+          if (stopped()) return;
+          next = event.seq + 1;
+          yield event;
+        }
+        if (page.length < TAIL_PAGE) break;
+      }
+    } catch (error) {
+      // close() quits the shared connection under a pending read.
+      if (stopped()) return;
+      throw error;
+    }
+    if (stopped()) return;
+
+    // XREAD BLOCK holds its connection, so each live tail gets one of its own. Checked and
+    // registered in one synchronous step, so close() either ends it here or disconnects it.
+    // Named after the prefix so an operator can tell this store's tails apart in CLIENT LIST.
+    const blocking = this.#redis.duplicate({ connectionName: `timeline-tail:${this.#prefix.replace(/\s/g, '_')}` });
+    this.#tailClients.add(blocking);
+    const stop = () => blocking.disconnect();
+    signal.addEventListener('abort', stop, { once: true });
+    const key = this.#key(session);
+    try {
+      while (!stopped()) {
+        const reply = await blocking.xread('COUNT', TAIL_PAGE, 'BLOCK', this.#blockMs, 'STREAMS', key, `${next - 1}-0`);
+        const entries = (reply as [string, StreamEntry[]][] | null)?.[0]?.[1] ?? [];
+        for (const entry of entries) {
+          if (stopped()) return;
+          const event = parseEntry(entry);
+          next = event.seq + 1;
+          yield event;
+        }
+      }
+    } catch (error) {
+      // Aborting or closing disconnects the blocking connection, which rejects the pending XREAD.
+      if (!stopped()) throw error;
+    } finally {
+      signal.removeEventListener('abort', stop);
+      this.#tailClients.delete(blocking);
+      blocking.disconnect();
+    }
+  }
+
+  async delete(session: string): Promise<void> {
+    await this.#redis.del(this.#key(session));
+  }
+
+  /** Ends every open tail and, when the store opened its connection, quits it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const tails = [...this.#tailClients];
+    this.#tailClients.clear();
+    for (const client of tails) client.disconnect();
+    if (this.#ownsClient) await this.#redis.quit();
+  }
+
+  #key(session: string): string {
+    return `${this.#prefix}timeline:${session}`;
+  }
+}
+
+function seqOf(id: string): number {
+  return Number.parseInt(id, 10);
+}
+
+function parseEntry([id, fields]: StreamEntry): TimelineEvent {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === FIELD) return JSON.parse(fields[i + 1]!) as TimelineEvent;
+  }
+  throw new VenusError('internal_error', `timeline stream entry ${id} has no '${FIELD}' field`);
+}
