@@ -85,6 +85,8 @@ export interface OutputStep {
   continues?: { utteranceId?: string; planId?: string };
   /** The model offers to go back to a parked plan (park-and-follow). */
   resumeOffer?: { planId: string };
+  /** Set on the first step of an utterance that speaks a prefilled `<backend>` result. */
+  speaksPrefill?: { attemptId: string };
 }
 
 export interface ModelSession {
@@ -99,6 +101,8 @@ export interface ModelSession {
   /** Stores a plan the runtime parked so the model can offer and resume it. */
   park(input: { planId: string; utteranceId: string; remainder: string }): Promise<void>;
   step(request: StepRequest): Promise<OutputStep>;
+  /** Stops the current utterance now (client cancel). Optional: the host also drops late output of a cancelled utterance. */
+  cancelResponse?(): Promise<void>;
   close(reason: string): Promise<void>;
 }
 

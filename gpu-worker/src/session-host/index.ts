@@ -1,0 +1,12 @@
+export {
+  type AdmissionVerdict,
+  type BoundaryState,
+  decideAdmission,
+  type PendingResult,
+  requiredSilenceMs,
+} from './admission.ts';
+export { type DelegateParseEvent, DelegateParser } from './delegate-parser.ts';
+export { PlaybackLedger } from './playback-ledger.ts';
+export { SessionHost, type SessionHostOptions } from './session-host.ts';
+export { SessionRuntime, type SessionRuntimeOptions } from './session-runtime.ts';
+export { StepStats } from './step-stats.ts';

@@ -1,0 +1,170 @@
+import {
+  type DelegationExecutor,
+  type EdgeToWorkerFrame,
+  EdgeToWorkerFrameSchema,
+  type ModelPort,
+  type TimelineStore,
+  toVenusError,
+  type WorkerToEdgeFrame,
+} from '@venus/protocol';
+import { SessionRuntime } from './session-runtime.ts';
+import { StepStats } from './step-stats.ts';
+
+export interface SessionHostOptions {
+  model: ModelPort;
+  executor: DelegationExecutor;
+  store: TimelineStore;
+  now?: () => number;
+  /** Step sessions on timers (default true); tests may drive `boundary()` by hand. */
+  autoStep?: boolean;
+}
+
+/**
+ * The GPU worker's session host: receives relay frames from the edge, runs one `SessionRuntime`
+ * per session on the model port, and publishes timeline frames back. Frames that arrive while a
+ * session is still opening are queued, so nothing accepted is lost.
+ *
+ * @example
+ *   const host = new SessionHost({ model, executor, store });
+ *   host.onFrame((f) => edge.deliver(f));
+ *   host.handleFrame({ kind: 'open', session: 's1', tenant: 't1', config });
+ */
+export class SessionHost {
+  private readonly sessions = new Map<string, SessionRuntime>();
+  private readonly opening = new Map<string, EdgeToWorkerFrame[]>();
+  private readonly listeners = new Set<(frame: WorkerToEdgeFrame) => void>();
+  private readonly unsubscribeWork: () => void;
+  readonly stepStats = new StepStats();
+
+  constructor(private readonly opts: SessionHostOptions) {
+    this.unsubscribeWork = opts.executor.subscribe((event) => this.sessions.get(event.session)?.onWorkEvent(event));
+  }
+
+  onFrame(listener: (frame: WorkerToEdgeFrame) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Boundary of the worker: every frame is validated here once. */
+  handleFrame(raw: unknown): void {
+    const parsed = EdgeToWorkerFrameSchema.safeParse(raw);
+    const session = typeof raw === 'object' && raw !== null && 'session' in raw ? String(raw.session) : '';
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      this.emit({
+        kind: 'error',
+        session,
+        code: 'invalid_event',
+        message: `invalid relay frame at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'malformed'}`,
+      });
+      return;
+    }
+    const frame = parsed.data;
+    const queued = this.opening.get(frame.session);
+    if (queued) {
+      queued.push(frame);
+      return;
+    }
+    if (frame.kind === 'open') {
+      void this.open(frame);
+      return;
+    }
+    const runtime = this.sessions.get(frame.session);
+    if (!runtime) {
+      this.emit({
+        kind: 'error',
+        session: frame.session,
+        code: 'wrong_session',
+        message: `no session ${frame.session} on this worker`,
+      });
+      return;
+    }
+    runtime.handleFrame(frame);
+    if (frame.kind === 'close') this.sessions.delete(frame.session);
+  }
+
+  private async open(frame: Extract<EdgeToWorkerFrame, { kind: 'open' }>): Promise<void> {
+    if (this.sessions.has(frame.session)) {
+      this.emit({
+        kind: 'error',
+        session: frame.session,
+        code: 'wrong_session',
+        message: `session ${frame.session} is already open`,
+      });
+      return;
+    }
+    this.opening.set(frame.session, []);
+    try {
+      const startSeq = await this.opts.store.lastSeq(frame.session);
+      const incarnation = startSeq === 0 ? 0 : await this.nextIncarnation(frame.session);
+      const model = await this.opts.model.openSession({
+        sessionId: frame.session,
+        incarnation,
+        voice: frame.config.voice,
+        ...(frame.config.instructions ? { instructions: frame.config.instructions } : {}),
+      });
+      const runtime = new SessionRuntime({
+        sessionId: frame.session,
+        tenant: frame.tenant,
+        incarnation,
+        config: frame.config,
+        model,
+        executor: this.opts.executor,
+        store: this.opts.store,
+        emit: (f) => this.emit(f),
+        startSeq,
+        ...(this.opts.now ? { now: this.opts.now } : {}),
+        ...(this.opts.autoStep === false ? { autoStep: false } : {}),
+        onStep: (s) => this.stepStats.record(s.latencyMs, s.missed),
+      });
+      this.sessions.set(frame.session, runtime);
+      runtime.start();
+    } catch (err) {
+      const e = toVenusError(err, 'model_unavailable');
+      this.emit({
+        kind: 'error',
+        session: frame.session,
+        code: e.code,
+        message: `could not open session: ${e.message}`,
+      });
+      this.emit({ kind: 'closed', session: frame.session, reason: e.code });
+      this.opening.delete(frame.session);
+      return;
+    }
+    const queued = this.opening.get(frame.session) ?? [];
+    this.opening.delete(frame.session);
+    for (const f of queued) this.handleFrame(f);
+  }
+
+  /** After a handover, the new incarnation is one above the last one recorded on the timeline. */
+  private async nextIncarnation(session: string): Promise<number> {
+    const events = await this.opts.store.read(session);
+    let last = 0;
+    for (const e of events) if (e.type === 'session.incarnation') last = Math.max(last, e.data.incarnation);
+    return last + 1;
+  }
+
+  session(id: string): SessionRuntime | undefined {
+    return this.sessions.get(id);
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  private emit(frame: WorkerToEdgeFrame): void {
+    for (const l of this.listeners) {
+      try {
+        l(frame);
+      } catch {
+        // A failing listener (a closed edge socket) must not stop the session.
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribeWork();
+    await Promise.all([...this.sessions.values()].map((s) => s.close('worker_shutdown')));
+    this.sessions.clear();
+  }
+}

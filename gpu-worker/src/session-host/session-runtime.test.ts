@@ -1,0 +1,260 @@
+import type {
+  DelegationExecutor,
+  DelegationRequest,
+  ModelSession,
+  OutputStep,
+  TimelineEvent,
+  TimelineStore,
+  WorkEventListener,
+} from '@venus/protocol';
+import { SessionConfigSchema } from '@venus/protocol';
+import { describe, expect, it } from 'vitest';
+import { SessionRuntime } from './session-runtime.ts';
+
+/** Fake model session: returns scripted steps; records what the host fed it. */
+class FakeModelSession implements ModelSession {
+  readonly sessionId = 's1';
+  readonly incarnation = 0;
+  readonly script: Partial<OutputStep>[] = [];
+  readonly prefills: { text: string; attemptId: string; mode: string }[] = [];
+  readonly acks: { utteranceId: string; playedMs: number; final: boolean }[] = [];
+  readonly parked: string[] = [];
+  private stepSeq = 0;
+  async appendAudio(i: { inputSeq: number }) {
+    return { inputSeq: i.inputSeq };
+  }
+  async appendText(i: { inputSeq: number }) {
+    return { inputSeq: i.inputSeq };
+  }
+  async appendVideoFrame(i: { inputSeq: number }) {
+    return { inputSeq: i.inputSeq };
+  }
+  async prefill(r: { text: string; attemptId: string; mode: 'speak' | 'silent' }) {
+    this.prefills.push(r);
+    return { attemptId: r.attemptId, deduplicated: false };
+  }
+  async playbackAck(i: { utteranceId: string; playedMs: number; final: boolean }) {
+    this.acks.push(i);
+  }
+  async park(i: { planId: string; remainder: string }) {
+    this.parked.push(i.remainder);
+  }
+  async step(r: { chunk: number; inputSeqCutoff: number }): Promise<OutputStep> {
+    const next = this.script.shift() ?? {};
+    return {
+      stepSeq: ++this.stepSeq,
+      chunk: r.chunk,
+      inputSeqCutoff: r.inputSeqCutoff,
+      decision: next.utteranceId ? 'speak' : 'listen',
+      text: '',
+      utteranceId: null,
+      audio: null,
+      audioChunkSeq: 0,
+      turnFinished: false,
+      ...next,
+    };
+  }
+  async close() {}
+}
+
+/** Fake executor: records submissions and cancels; the test emits work events by hand. */
+class FakeExecutor implements DelegationExecutor {
+  readonly submitted: DelegationRequest[] = [];
+  readonly cancelled: string[] = [];
+  private listener: WorkEventListener = () => {};
+  async submit(r: DelegationRequest) {
+    this.submitted.push(r);
+  }
+  async cancel(workId: string) {
+    this.cancelled.push(workId);
+    this.listener({ kind: 'state', session: 's1', incarnation: 0, workId, state: 'CANCELLED' });
+  }
+  subscribe(l: WorkEventListener) {
+    this.listener = l;
+    return () => {};
+  }
+  emit: WorkEventListener = (e) => this.listener(e);
+  async close() {}
+}
+
+/** Fake store: keeps appended events in an array. */
+class FakeStore implements Pick<TimelineStore, 'append'> {
+  readonly events: TimelineEvent[] = [];
+  async append(events: readonly TimelineEvent[]) {
+    this.events.push(...events);
+  }
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+function setup() {
+  const model = new FakeModelSession();
+  const executor = new FakeExecutor();
+  const store = new FakeStore();
+  let clock = 1_000_000;
+  const emitted: TimelineEvent[] = [];
+  const rt = new SessionRuntime({
+    sessionId: 's1',
+    tenant: 't',
+    incarnation: 0,
+    config: SessionConfigSchema.parse({ chunkMs: 160 }),
+    model,
+    executor,
+    store: store as unknown as TimelineStore,
+    emit: (f) => {
+      if (f.kind === 'timeline') emitted.push(f.event);
+    },
+    startSeq: 0,
+    now: () => clock,
+    autoStep: false,
+  });
+  executor.subscribe((e) => rt.onWorkEvent(e));
+  rt.start();
+  const boundary = async (advanceMs = 160) => {
+    clock += advanceMs;
+    rt.boundary();
+    await tick();
+  };
+  const ofType = <T extends TimelineEvent['type']>(t: T) =>
+    emitted.filter((e): e is Extract<TimelineEvent, { type: T }> => e.type === t);
+  return { model, executor, store, rt, emitted, boundary, ofType };
+}
+
+const audio = (ms: number) => new Int16Array((24_000 * ms) / 1000).fill(1000);
+
+describe('SessionRuntime', () => {
+  it('hides a delegate span split across steps, fixes the evidence cutoff at the opening tag, and submits it', async () => {
+    const { model, executor, boundary, ofType } = setup();
+    model.script.push(
+      { utteranceId: 'u1', text: 'Let me check. <dele', audio: audio(160) },
+      { utteranceId: 'u1', text: 'gate>weather in Paris</del', audio: audio(160) },
+      { utteranceId: 'u1', text: 'egate> One moment.', audio: audio(160), turnFinished: true },
+    );
+    await boundary();
+    const afterFirstStep = ofType('assistant.text').at(-1)!.seq;
+    await boundary();
+    await boundary();
+    expect(
+      ofType('assistant.text')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toBe('Let me check.  One moment.');
+    const [delegate] = ofType('assistant.delegate');
+    expect(delegate?.data.query).toBe('weather in Paris');
+    expect(delegate!.data.evidenceCutoffSeq).toBeGreaterThanOrEqual(afterFirstStep);
+    expect(delegate!.data.evidenceCutoffSeq).toBeLessThan(delegate!.seq);
+    await tick();
+    expect(executor.submitted.map((r) => r.query)).toEqual(['weather in Paris']);
+    expect(ofType('assistant.utterance').map((e) => e.data.phase)).toEqual(['started', 'finished']);
+  });
+
+  it('admits a result only at a later boundary when idle, and marks it DELIVERED once playback is acknowledged', async () => {
+    const { model, executor, rt, boundary, ofType } = setup();
+    model.script.push({
+      utteranceId: 'u1',
+      text: '<delegate>time in Tokyo</delegate>',
+      audio: audio(160),
+      turnFinished: true,
+    });
+    await boundary();
+    await tick();
+    const req = executor.submitted[0]!;
+    executor.emit({ kind: 'state', session: 's1', incarnation: 0, workId: req.workId, state: 'RUNNING' });
+    executor.emit({
+      kind: 'result',
+      session: 's1',
+      incarnation: 0,
+      workId: req.workId,
+      result: {
+        workId: req.workId,
+        session: 's1',
+        incarnation: 0,
+        ok: true,
+        text: 'It is 9 PM in Tokyo.',
+        policy: 'when_idle',
+        completedAtMs: 0,
+        expiresAtMs: Number.MAX_SAFE_INTEGER,
+      },
+    });
+    const landed = ofType('work.result')[0]!;
+    for (let i = 0; i < 10 && ofType('work.admitted').length === 0; i++) await boundary(400);
+    const admitted = ofType('work.admitted')[0]!;
+    expect(admitted.chunk).toBeGreaterThan(landed.chunk);
+    expect(admitted.seq).toBeGreaterThan(landed.seq);
+    expect(model.prefills[0]?.text).toBe('<backend>It is 9 PM in Tokyo.</backend>');
+    model.script.push({
+      utteranceId: 'u2',
+      text: 'It is 9 PM in Tokyo.',
+      audio: audio(160),
+      turnFinished: true,
+      speaksPrefill: { attemptId: model.prefills[0]!.attemptId },
+    });
+    await boundary();
+    const states = () => ofType('work.state').map((e) => e.data.state);
+    expect(states()).toEqual(['QUEUED', 'RUNNING', 'COMPLETED', 'DELIVERING']);
+    rt.handleFrame({ kind: 'playback_ack', session: 's1', utteranceId: 'u2', playedMs: 160, source: 'client' });
+    expect(states().at(-1)).toBe('DELIVERED');
+  });
+
+  it('discards on interruption, keeps only the heard text, and cancels the turn work when asked', async () => {
+    const { model, executor, rt, boundary, ofType } = setup();
+    model.script.push({
+      utteranceId: 'u1',
+      text: 'The weather in Paris is mild. <delegate>forecast Paris</delegate>',
+      audio: audio(160),
+    });
+    await boundary();
+    rt.handleFrame({ kind: 'playback_ack', session: 's1', utteranceId: 'u1', playedMs: 80, source: 'client' });
+    model.script.push({
+      utteranceId: 'u1',
+      interruption: { action: 'discard', cause: 'interruption', cancelsWork: true },
+      turnFinished: true,
+      finishReason: 'interrupted',
+    });
+    await boundary();
+    await tick();
+    const [intr] = ofType('assistant.interruption');
+    expect(intr?.data.action).toBe('discard');
+    expect(intr?.data.heardMs).toBe(80);
+    expect('The weather in Paris is mild.'.startsWith(intr!.data.heardText)).toBe(true);
+    expect(executor.cancelled).toEqual([executor.submitted[0]!.workId]);
+    expect(ofType('work.state').map((e) => e.data.state)).toEqual(['QUEUED', 'CANCELLING', 'CANCELLED']);
+    expect(model.acks.at(-1)).toEqual({ utteranceId: 'u1', playedMs: 80, final: true });
+    // Late output of the discarded utterance is dropped.
+    model.script.push({ utteranceId: 'u1', text: 'late', audio: audio(160) });
+    await boundary();
+    expect(ofType('assistant.text').some((e) => e.data.delta === 'late')).toBe(false);
+  });
+
+  it('parks the unspoken remainder and hands it to the model', async () => {
+    const { model, rt, boundary, ofType } = setup();
+    model.script.push({
+      utteranceId: 'u1',
+      text: 'First part of the answer. Second part follows here.',
+      audio: audio(160),
+    });
+    await boundary();
+    rt.handleFrame({ kind: 'playback_ack', session: 's1', utteranceId: 'u1', playedMs: 1200, source: 'client' });
+    model.script.push({
+      utteranceId: 'u2',
+      text: 'Sure, the time.',
+      interruption: { action: 'park', cause: 'interruption', cancelsWork: false },
+    });
+    await boundary();
+    const [parked] = ofType('assistant.parked');
+    expect(parked?.data.remainder.length).toBeGreaterThan(0);
+    expect(model.parked).toEqual([parked!.data.remainder]);
+    expect(
+      ofType('assistant.utterance').map((e) => `${e.data.utteranceId}:${e.data.phase}:${e.data.reason ?? ''}`),
+    ).toEqual(['u1:started:', 'u1:finished:parked', 'u2:started:']);
+  });
+
+  it('answers an acknowledgement for an item of another session with wrong_session and lives on', async () => {
+    const { rt, boundary, ofType } = setup();
+    rt.handleFrame({ kind: 'playback_ack', session: 's1', utteranceId: 'not-mine', playedMs: 10, source: 'client' });
+    expect(ofType('session.error')[0]?.data.code).toBe('wrong_session');
+    rt.handleFrame({ kind: 'text', session: 's1', itemId: 'i1', text: 'hello' });
+    await boundary();
+    expect(ofType('user.text')).toHaveLength(1);
+  });
+});

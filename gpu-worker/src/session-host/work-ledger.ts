@@ -1,0 +1,68 @@
+import { canTransition, isInFlight, isTerminal, type WorkState } from '@venus/protocol';
+
+/** One delegation as the session host tracks it. */
+export interface WorkRecord {
+  workId: string;
+  state: WorkState;
+  utteranceId: string | null;
+  /** Seq of its `work.result` event once landed; a second result is a duplicate and is dropped. */
+  resultSeq: number | null;
+  attemptId: string | null;
+  /** Utterance that speaks the result once admitted. */
+  deliveredBy: string | null;
+}
+
+/**
+ * Work states of one session's delegations, enforcing the lifecycle's transitions so that a late or
+ * repeated report (a retried job, a result after a cancel) can never move work backwards.
+ */
+export class WorkLedger {
+  private readonly works = new Map<string, WorkRecord>();
+
+  add(workId: string, utteranceId: string | null): WorkRecord {
+    const record: WorkRecord = {
+      workId,
+      state: 'QUEUED',
+      utteranceId,
+      resultSeq: null,
+      attemptId: null,
+      deliveredBy: null,
+    };
+    this.works.set(workId, record);
+    return record;
+  }
+
+  get(workId: string): WorkRecord | undefined {
+    return this.works.get(workId);
+  }
+
+  byAttempt(attemptId: string): WorkRecord | undefined {
+    for (const w of this.works.values()) if (w.attemptId === attemptId) return w;
+    return undefined;
+  }
+
+  /** Applies a transition if the lifecycle allows it; returns whether it did. QUEUED is the implicit start. */
+  transition(workId: string, to: WorkState): boolean {
+    const w = this.works.get(workId);
+    if (!w) return false;
+    if (w.state === to) return false;
+    if (!canTransition(w.state, to)) return false;
+    w.state = to;
+    return true;
+  }
+
+  inFlightCount(): number {
+    let n = 0;
+    for (const w of this.works.values()) if (isInFlight(w.state)) n += 1;
+    return n;
+  }
+
+  /** Work that has not reached a terminal state (still cancellable or deliverable). */
+  open(): WorkRecord[] {
+    return [...this.works.values()].filter((w) => !isTerminal(w.state));
+  }
+
+  all(): WorkRecord[] {
+    return [...this.works.values()];
+  }
+}
