@@ -1,0 +1,32 @@
+export { abortableSleep, raceAbort } from './abortable.ts';
+export { type BuiltinFunctionsOptions, createBuiltinFunctions } from './builtins/builtin-functions.ts';
+export { type CalculatorArgs, CalculatorArgsSchema, createCalculator } from './builtins/calculator.ts';
+export type { BuiltinOptions } from './builtins/latency.ts';
+export { createWeather, type WeatherArgs, WeatherArgsSchema, type WeatherOptions } from './builtins/weather.ts';
+export { loadBundledWeatherSample, type WeatherSample, WeatherSampleSchema } from './builtins/weather-sample.ts';
+export {
+  createWorldClock,
+  type WorldClockArgs,
+  WorldClockArgsSchema,
+  type WorldClockOptions,
+} from './builtins/world-clock.ts';
+export {
+  DelegationRunner,
+  type DelegationRunnerOptions,
+  type RunHooks,
+  type RunOutcome,
+} from './delegation-runner.ts';
+export {
+  describeFunction,
+  FUNCTION_NAME_PATTERN,
+  type FunctionContext,
+  type FunctionDescription,
+  type FunctionOutput,
+  type VenusFunction,
+} from './function-definition.ts';
+export { FunctionRegistry } from './function-registry.ts';
+export { InProcessExecutor, type InProcessExecutorOptions } from './in-process-executor.ts';
+export { DefaultOralizer, type DefaultOralizerOptions, type OralizeInput, type Oralizer } from './oralizer.ts';
+export type { Plan, Planner } from './planner.ts';
+export { type ProgressTickerOptions, startProgressTicker } from './progress-ticker.ts';
+export { RouterPlanner, type RouterPlannerOptions, routerTokens } from './router-planner.ts';
