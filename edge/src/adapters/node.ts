@@ -1,0 +1,97 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createNodeWebSocket } from '@hono/node-ws';
+import type { SessionConfigInput, WorkerLink } from '@venus/protocol';
+import { createEdgeApp, REALTIME_PATH } from '../app.ts';
+import type { RealtimeConnection } from '../realtime/realtime-connection.ts';
+
+export interface ServeEdgeNodeOptions {
+  link: WorkerLink;
+  /** 0 picks a free port; the chosen one is in the returned url. */
+  port: number;
+  /** Default 127.0.0.1: exposing the edge beyond this machine is an explicit choice. */
+  hostname?: string;
+  apiKeys?: readonly string[];
+  defaultConfig?: SessionConfigInput;
+}
+
+export interface NodeEdgeServer {
+  /** http://host:port of the running server. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Largest client message accepted. An append carries at most AUDIO.maxAppendBytes (480 kB) of
+ * audio, 640 kB as base64; messages a few times that still get a proper `audio_too_large` error,
+ * anything bigger is refused by the socket (1009) before it is buffered whole.
+ */
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Runs the edge on Node: Hono over node:http, WebSockets through `ws`.
+ *
+ * @example
+ *   const server = await serveEdgeNode({ link, port: 8080 });
+ *   console.log(`console at ${server.url}/`);
+ *   await server.close();
+ */
+export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<NodeEdgeServer> {
+  const edge = createEdgeApp({
+    link: options.link,
+    ...(options.apiKeys === undefined ? {} : { apiKeys: options.apiKeys }),
+    ...(options.defaultConfig === undefined ? {} : { defaultConfig: options.defaultConfig }),
+  });
+  const { upgradeWebSocket, injectWebSocket, wss } = createNodeWebSocket({ app: edge.app });
+  // @hono/node-ws builds its server without options; ws reads this at each upgrade.
+  wss.options.maxPayload = MAX_MESSAGE_BYTES;
+
+  edge.app.get(
+    REALTIME_PATH,
+    upgradeWebSocket((c) => {
+      let connection: RealtimeConnection | undefined;
+      return {
+        onOpen(_event, ws) {
+          const raw = ws.raw;
+          connection = edge.openRealtime(
+            {
+              send: (text) => ws.send(text),
+              close: (code, reason) => ws.close(code, reason),
+              bufferedAmount: () => raw?.bufferedAmount ?? 0,
+            },
+            c.get('tenant'),
+          );
+        },
+        onMessage(event) {
+          connection?.handleMessage(event.data);
+        },
+        onClose(event) {
+          connection?.handleClose(event.code, event.reason);
+        },
+        onError() {
+          connection?.handleClose(1006, 'socket error');
+        },
+      };
+    }),
+  );
+  edge.app.get(REALTIME_PATH, (c) => c.text('Upgrade Required: connect with a WebSocket', 426));
+
+  const hostname = options.hostname ?? '127.0.0.1';
+  const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>((resolve, reject) => {
+    const server = serve({ fetch: edge.app.fetch, port: options.port, hostname }, (info: AddressInfo) =>
+      resolve({ server, port: info.port }),
+    );
+    server.once('error', reject);
+  });
+  injectWebSocket(server);
+
+  const host = hostname.includes(':') ? `[${hostname}]` : hostname;
+  return {
+    url: `http://${host}:${port}`,
+    async close() {
+      for (const client of wss.clients) client.close(1001, 'server shutting down');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}

@@ -1,0 +1,194 @@
+import type { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
+import { randomId } from './ids.ts';
+import type { Emit } from './outbound-event.ts';
+import type { PlayoutEstimator } from './playout-estimator.ts';
+
+export type UtteranceEndReason = 'completed' | 'discarded' | 'repaired' | 'parked';
+
+interface AssistantItem {
+  itemId: string;
+  responseId: string;
+  transcript: string;
+  audioMs: number;
+  audioStarted: boolean;
+  done: boolean;
+  cancelRequested: boolean;
+}
+
+export interface AssistantResponsesDeps {
+  emit: Emit;
+  estimator: PlayoutEstimator;
+  /** The encoder for the client's current output format. */
+  encoder(): OutputAudioEncoder;
+}
+
+/** How many finished assistant items are remembered for truncation and playback acks. */
+const REMEMBERED_ITEMS = 512;
+
+/**
+ * Presents the worker's assistant utterances as OpenAI responses: one response per utterance,
+ * one assistant message item (id = utterance id) with one audio content part whose transcript is the
+ * utterance text. GA event names go out together with the beta aliases clients still listen for.
+ *
+ * @example
+ *   responses.started('utt_1');          // response.created, output_item.added, content_part.added
+ *   responses.audio('utt_1', b64, 80);   // output_audio_buffer.started, response.output_audio.delta …
+ *   responses.finish('utt_1', 'completed'); // … response.done
+ */
+export class AssistantResponses {
+  readonly #deps: AssistantResponsesDeps;
+  readonly #items = new Map<string, AssistantItem>();
+
+  constructor(deps: AssistantResponsesDeps) {
+    this.#deps = deps;
+  }
+
+  started(utteranceId: string, continues?: string): void {
+    if (this.#items.has(utteranceId)) return;
+    this.#begin(utteranceId, continues);
+  }
+
+  text(utteranceId: string, delta: string): void {
+    const item = this.#live(utteranceId);
+    if (item === undefined) return;
+    item.transcript += delta;
+    for (const type of ['response.output_audio_transcript.delta', 'response.audio_transcript.delta']) {
+      this.#deps.emit({ type, ...this.#where(item), delta });
+    }
+  }
+
+  audio(utteranceId: string, pcm24kBase64: string, durationMs: number): void {
+    const item = this.#live(utteranceId);
+    if (item === undefined) return;
+    if (!item.audioStarted) {
+      item.audioStarted = true;
+      this.#deps.emit({ type: 'output_audio_buffer.started', response_id: item.responseId });
+    }
+    const delta = this.#deps.encoder().encode(pcm24kBase64);
+    item.audioMs += durationMs;
+    for (const type of ['response.output_audio.delta', 'response.audio.delta']) {
+      this.#deps.emit({ type, ...this.#where(item), delta });
+    }
+    this.#deps.estimator.audioSent(utteranceId, durationMs);
+  }
+
+  /** Ends the response; anything but `completed` reports it cancelled. Later deltas for it are dropped. */
+  finish(utteranceId: string, reason: UtteranceEndReason): void {
+    const item = this.#items.get(utteranceId);
+    if (item === undefined || item.done) return;
+    item.done = true;
+    const { emit } = this.#deps;
+    const where = this.#where(item);
+    const transcript = item.transcript;
+    for (const type of ['response.output_audio_transcript.done', 'response.audio_transcript.done']) {
+      emit({ type, ...where, transcript });
+    }
+    for (const type of ['response.output_audio.done', 'response.audio.done']) emit({ type, ...where });
+    emit({ type: 'response.content_part.done', ...where, part: { type: 'audio', transcript } });
+    const completed = reason === 'completed';
+    const message = messageItem(item, completed ? 'completed' : 'incomplete');
+    emit({ type: 'response.output_item.done', response_id: item.responseId, output_index: 0, item: message });
+    emit({ type: 'conversation.item.done', item: message });
+    emit({
+      type: 'response.done',
+      response: {
+        ...responseObject(item.responseId, completed ? 'completed' : 'cancelled'),
+        status_details: completed
+          ? null
+          : { type: 'cancelled', reason: item.cancelRequested ? 'client_cancelled' : 'turn_detected' },
+        output: [message],
+        venus: { reason },
+      },
+    });
+    this.#deps.estimator.finished(utteranceId);
+    this.#forgetOldest();
+  }
+
+  /** The client asked to cancel: the next cancelled ending of the active responses is the client's doing. */
+  markCancelRequested(): void {
+    for (const item of this.#items.values()) if (!item.done) item.cancelRequested = true;
+  }
+
+  isActive(): boolean {
+    for (const item of this.#items.values()) if (!item.done) return true;
+    return false;
+  }
+
+  activeUtteranceIds(): string[] {
+    return [...this.#items.values()].filter((item) => !item.done).map((item) => item.itemId);
+  }
+
+  /** An assistant item of this session, finished or not. */
+  item(itemId: string): { responseId: string; audioMs: number; audioStarted: boolean } | undefined {
+    return this.#items.get(itemId);
+  }
+
+  #live(utteranceId: string): AssistantItem | undefined {
+    // Deltas without a `started` open their response; deltas after the end (a cancelled response) are dropped.
+    const item = this.#items.get(utteranceId) ?? this.#begin(utteranceId);
+    return item.done ? undefined : item;
+  }
+
+  #begin(utteranceId: string, continues?: string): AssistantItem {
+    const item: AssistantItem = {
+      itemId: utteranceId,
+      responseId: randomId('resp'),
+      transcript: '',
+      audioMs: 0,
+      audioStarted: false,
+      done: false,
+      cancelRequested: false,
+    };
+    this.#items.set(utteranceId, item);
+    this.#deps.encoder().reset();
+    const { emit } = this.#deps;
+    emit({
+      type: 'response.created',
+      response: {
+        ...responseObject(item.responseId, 'in_progress'),
+        ...(continues === undefined ? {} : { venus: { continues } }),
+      },
+    });
+    const message = messageItem(item, 'in_progress');
+    emit({ type: 'response.output_item.added', response_id: item.responseId, output_index: 0, item: message });
+    emit({ type: 'conversation.item.added', previous_item_id: null, item: message });
+    emit({ type: 'response.content_part.added', ...this.#where(item), part: { type: 'audio', transcript: '' } });
+    return item;
+  }
+
+  #where(item: AssistantItem) {
+    return { response_id: item.responseId, item_id: item.itemId, output_index: 0, content_index: 0 };
+  }
+
+  #forgetOldest(): void {
+    if (this.#items.size <= REMEMBERED_ITEMS) return;
+    for (const [id, item] of this.#items) {
+      if (this.#items.size <= REMEMBERED_ITEMS) break;
+      if (item.done) this.#items.delete(id);
+    }
+  }
+}
+
+function responseObject(id: string, status: string) {
+  return {
+    id,
+    object: 'realtime.response',
+    status,
+    status_details: null,
+    output: [] as unknown[],
+    output_modalities: ['audio'],
+    modalities: ['audio', 'text'],
+    usage: null,
+  };
+}
+
+function messageItem(item: AssistantItem, status: string) {
+  return {
+    id: item.itemId,
+    object: 'realtime.item',
+    type: 'message',
+    role: 'assistant',
+    status,
+    content: status === 'in_progress' ? [] : [{ type: 'audio', transcript: item.transcript }],
+  };
+}

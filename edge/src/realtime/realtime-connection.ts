@@ -1,0 +1,342 @@
+import {
+  type ClientEvent,
+  type EdgeToWorkerFrame,
+  type SessionConfig,
+  toVenusError,
+  type WorkerLink,
+  type WorkerToEdgeFrame,
+} from '@venus/protocol';
+import { InputAudioConverter } from '../audio/input-audio-converter.ts';
+import { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
+import { AssistantResponses } from './assistant-responses.ts';
+import { parseClientEvent } from './client-event-parser.ts';
+import { appendedAudioBytes, userMessageText } from './client-input.ts';
+import type { Clock } from './clock.ts';
+import { randomId } from './ids.ts';
+import type { OutboundEvent } from './outbound-event.ts';
+import { PlayoutEstimator } from './playout-estimator.ts';
+import { errorEvent, type ProtocolError } from './protocol-error.ts';
+import { closeReason, type RealtimeTransport } from './realtime-transport.ts';
+import { applySessionUpdate, type RealtimeSessionState, sessionObject } from './session-state.ts';
+import { TimelineRelay } from './timeline-relay.ts';
+
+export interface RealtimeConnectionOptions {
+  link: WorkerLink;
+  transport: RealtimeTransport;
+  tenant: string;
+  sessionId: string;
+  config: SessionConfig;
+  clock?: Clock;
+  /** Close the socket (1008) rather than queue more than this for a slow client. Default 8 MiB. */
+  maxBufferedBytes?: number;
+}
+
+type EventOf<T extends ClientEvent['type']> = Extract<ClientEvent, { type: T }>;
+
+const REMEMBERED_USER_ITEMS = 512;
+
+/**
+ * One client realtime socket bound to one worker session. Client events are validated and turned
+ * into relay frames; the worker's timeline comes back as OpenAI-compatible and `venus.*` events.
+ * Bad input is answered with an `error` event and the connection lives on.
+ *
+ * Input audio turns are decided by the runtime's own voice activity detection, so
+ * `input_audio_buffer.commit` and `.clear` are acknowledged but change nothing, and `response.create`
+ * only earns a notice: the model speaks when it decides to.
+ *
+ * @example
+ *   const connection = new RealtimeConnection({ link, transport, tenant: 'default', sessionId, config });
+ *   connection.start();
+ *   socket.on('message', (data) => connection.handleMessage(data));
+ *   socket.on('close', (code) => connection.handleClose(code));
+ */
+export class RealtimeConnection {
+  readonly #link: WorkerLink;
+  readonly #transport: RealtimeTransport;
+  readonly #tenant: string;
+  readonly #maxBufferedBytes: number;
+  readonly #estimator: PlayoutEstimator;
+  readonly #responses: AssistantResponses;
+  readonly #relay: TimelineRelay;
+  readonly #userItems = new Set<string>();
+  #state: RealtimeSessionState;
+  #converter: InputAudioConverter;
+  #encoder: OutputAudioEncoder;
+  #unsubscribe: (() => void) | undefined;
+  #closed = false;
+
+  constructor(options: RealtimeConnectionOptions) {
+    this.#link = options.link;
+    this.#transport = options.transport;
+    this.#tenant = options.tenant;
+    this.#maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
+    this.#state = {
+      id: options.sessionId,
+      config: options.config,
+      inputFormat: 'pcm16',
+      outputFormat: 'pcm16',
+      playbackAcks: false,
+    };
+    this.#converter = new InputAudioConverter(this.#state.inputFormat);
+    this.#encoder = new OutputAudioEncoder(this.#state.outputFormat);
+    const emit = (event: OutboundEvent) => this.#emit(event);
+    this.#estimator = new PlayoutEstimator({
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      onAck: (utteranceId, playedMs) => {
+        // An acknowledging client's own reports are authoritative: the estimate then only times
+        // `output_audio_buffer.stopped` and tells the timeline relay whether the assistant still holds the floor.
+        if (this.#state.playbackAcks) return;
+        this.#send({ kind: 'playback_ack', session: this.sessionId, utteranceId, playedMs, source: 'estimate' });
+      },
+      onPlayed: (utteranceId) => {
+        const item = this.#responses.item(utteranceId);
+        if (item?.audioStarted) emit({ type: 'output_audio_buffer.stopped', response_id: item.responseId });
+      },
+    });
+    this.#responses = new AssistantResponses({ emit, estimator: this.#estimator, encoder: () => this.#encoder });
+    this.#relay = new TimelineRelay({ emit, responses: this.#responses, estimator: this.#estimator });
+  }
+
+  get sessionId(): string {
+    return this.#state.id;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Opens the worker session and greets the client with `session.created`. */
+  start(): void {
+    this.#unsubscribe = this.#link.onFrame(this.sessionId, (frame) => this.#onWorkerFrame(frame));
+    this.#send({ kind: 'open', session: this.sessionId, tenant: this.#tenant, config: this.#state.config });
+    this.#emit({ type: 'session.created', session: sessionObject(this.#state) });
+  }
+
+  /** One message from the client socket: a string for text frames, anything else is binary. */
+  handleMessage(data: unknown): void {
+    if (this.#closed) return;
+    if (typeof data !== 'string') {
+      this.#error({ code: 'invalid_event', message: 'binary messages are not supported: send JSON text events' }, null);
+      return;
+    }
+    const parsed = parseClientEvent(data, this.sessionId);
+    if (!parsed.ok) {
+      this.#error(parsed.error, parsed.clientEventId);
+      return;
+    }
+    this.#dispatch(parsed.event);
+  }
+
+  /** The client socket closed: end the worker session. */
+  handleClose(code?: number, reason?: string): void {
+    if (this.#closed) return;
+    this.#teardown();
+    const why = reason ? `client closed (${code ?? 1005}): ${reason}` : `client closed (${code ?? 1005})`;
+    this.#send({ kind: 'close', session: this.sessionId, reason: why }, true);
+  }
+
+  #dispatch(event: ClientEvent): void {
+    const error = this.#handle(event);
+    if (error !== undefined) this.#error(error, event.event_id ?? null);
+  }
+
+  /** Applies one valid client event; a returned error is reported and changes nothing. */
+  #handle(event: ClientEvent): ProtocolError | undefined {
+    const session = this.sessionId;
+    switch (event.type) {
+      case 'session.update':
+        return this.#sessionUpdate(event);
+      case 'input_audio_buffer.append': {
+        const bytes = appendedAudioBytes(event.audio, this.#state.inputFormat);
+        if (!bytes.ok) return bytes.error;
+        const pcm = this.#converter.convert(bytes.value);
+        if (pcm.length > 0) {
+          this.#send({ kind: 'audio', session, pcm16k: new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength) });
+        }
+        return undefined;
+      }
+      case 'input_audio_buffer.commit':
+        this.#emit({ type: 'input_audio_buffer.committed', previous_item_id: null, item_id: randomId('item') });
+        return undefined;
+      case 'input_audio_buffer.clear':
+        this.#emit({ type: 'input_audio_buffer.cleared' });
+        return undefined;
+      case 'conversation.item.create':
+        return this.#createItem(event);
+      case 'conversation.item.truncate':
+        return this.#truncate(event);
+      case 'response.create':
+        this.#emit({
+          type: 'venus.notice',
+          code: 'proactive_model',
+          message: 'response.create is accepted but not needed: the model decides by itself when to speak',
+        });
+        return undefined;
+      case 'response.cancel':
+        this.#responses.markCancelRequested();
+        this.#send({ kind: 'cancel_response', session });
+        return undefined;
+      case 'output_audio_buffer.clear': {
+        const streaming = this.#responses.activeUtteranceIds()[0];
+        this.#responses.markCancelRequested();
+        const cleared = this.#estimator.clear();
+        this.#send({ kind: 'cancel_response', session });
+        const itemId = streaming ?? cleared[cleared.length - 1];
+        const responseId = itemId === undefined ? null : (this.#responses.item(itemId)?.responseId ?? null);
+        this.#emit({ type: 'output_audio_buffer.cleared', response_id: responseId });
+        return undefined;
+      }
+      case 'venus.playback.ack': {
+        const error = this.#checkAssistantItem(event.item_id);
+        if (error !== undefined) return error;
+        this.#state = { ...this.#state, playbackAcks: true };
+        const { item_id: utteranceId, played_ms: playedMs } = event;
+        this.#send({ kind: 'playback_ack', session, utteranceId, playedMs, source: 'client' });
+        return undefined;
+      }
+      case 'venus.work.cancel':
+        this.#send({ kind: 'cancel_work', session, workId: event.work_id });
+        return undefined;
+    }
+  }
+
+  #sessionUpdate(event: EventOf<'session.update'>): ProtocolError | undefined {
+    const result = applySessionUpdate(this.#state, event.session);
+    if (!result.ok) return result.error;
+    const { inputFormat, outputFormat } = this.#state;
+    this.#state = result.state;
+    if (result.state.inputFormat !== inputFormat) this.#converter = new InputAudioConverter(result.state.inputFormat);
+    if (result.state.outputFormat !== outputFormat) this.#encoder = new OutputAudioEncoder(result.state.outputFormat);
+    this.#send({ kind: 'config', session: this.sessionId, config: result.state.config });
+    this.#emit({ type: 'session.updated', session: sessionObject(result.state) });
+    for (const notice of result.notices) this.#emit({ type: 'venus.notice', ...notice });
+    return undefined;
+  }
+
+  #createItem(event: EventOf<'conversation.item.create'>): ProtocolError | undefined {
+    const text = userMessageText(event.item);
+    if (!text.ok) return text.error;
+    const itemId = event.item.id ?? randomId('item');
+    if (this.#userItems.has(itemId) || this.#responses.item(itemId) !== undefined) {
+      return { code: 'invalid_event', message: `item ${itemId} already exists`, param: 'item.id' };
+    }
+    this.#rememberUserItem(itemId);
+    this.#send({ kind: 'text', session: this.sessionId, itemId, text: text.value });
+    const item = {
+      id: itemId,
+      object: 'realtime.item',
+      type: 'message',
+      role: 'user',
+      status: 'completed',
+      content: event.item.content,
+    };
+    const previous = event.previous_item_id ?? null;
+    // Beta clients listen for `created`, GA clients for `added` then `done`.
+    for (const type of ['conversation.item.created', 'conversation.item.added', 'conversation.item.done']) {
+      this.#emit({ type, previous_item_id: previous, item });
+    }
+    return undefined;
+  }
+
+  #truncate(event: EventOf<'conversation.item.truncate'>): ProtocolError | undefined {
+    const error = this.#checkAssistantItem(event.item_id);
+    if (error !== undefined) return error;
+    if (event.content_index !== 0) {
+      return {
+        code: 'invalid_event',
+        message: 'assistant items have one content part (index 0)',
+        param: 'content_index',
+      };
+    }
+    const sentMs = this.#responses.item(event.item_id)?.audioMs ?? 0;
+    // One ms of slack: clients round the position they cut at.
+    if (event.audio_end_ms > Math.ceil(sentMs) + 1) {
+      const message = `audio_end_ms ${event.audio_end_ms} is past the ${Math.round(sentMs)} ms of audio sent`;
+      return { code: 'invalid_event', message, param: 'audio_end_ms' };
+    }
+    const { item_id: utteranceId, audio_end_ms: playedMs } = event;
+    this.#estimator.truncate(utteranceId);
+    this.#send({ kind: 'playback_ack', session: this.sessionId, utteranceId, playedMs, source: 'truncate' });
+    this.#emit({ type: 'conversation.item.truncated', item_id: utteranceId, content_index: 0, audio_end_ms: playedMs });
+    return undefined;
+  }
+
+  #checkAssistantItem(itemId: string): ProtocolError | undefined {
+    if (this.#responses.item(itemId) !== undefined) return undefined;
+    if (this.#userItems.has(itemId)) {
+      return {
+        code: 'invalid_event',
+        message: `item ${itemId} is a user item; only assistant audio items apply`,
+        param: 'item_id',
+      };
+    }
+    return {
+      code: 'wrong_session',
+      message: `no assistant item ${itemId} in session ${this.sessionId}`,
+      param: 'item_id',
+    };
+  }
+
+  #rememberUserItem(itemId: string): void {
+    this.#userItems.add(itemId);
+    if (this.#userItems.size > REMEMBERED_USER_ITEMS) {
+      const oldest = this.#userItems.values().next().value;
+      if (oldest !== undefined) this.#userItems.delete(oldest);
+    }
+  }
+
+  #onWorkerFrame(frame: WorkerToEdgeFrame): void {
+    if (this.#closed) return;
+    switch (frame.kind) {
+      case 'timeline':
+        this.#relay.handle(frame.event);
+        return;
+      case 'error':
+        this.#error({ code: frame.code, message: frame.message }, null);
+        return;
+      case 'closed':
+        this.#teardown();
+        this.#transport.close(1000, closeReason(frame.reason));
+        return;
+    }
+  }
+
+  #error(error: ProtocolError, clientEventId: string | null): void {
+    this.#emit(errorEvent(error, clientEventId));
+  }
+
+  #emit(event: OutboundEvent): void {
+    if (this.#closed) return;
+    const buffered = this.#transport.bufferedAmount?.() ?? 0;
+    if (buffered > this.#maxBufferedBytes) {
+      // A client that cannot keep up is cut off rather than allowed to grow this process's memory.
+      this.#teardown();
+      this.#send({ kind: 'close', session: this.sessionId, reason: 'slow client' }, true);
+      this.#transport.close(1008, closeReason(`slow client: over ${this.#maxBufferedBytes} bytes of events unsent`));
+      return;
+    }
+    const { type, ...fields } = event;
+    try {
+      this.#transport.send(JSON.stringify({ type, event_id: randomId('event'), ...fields }));
+    } catch {
+      // The socket is closing; its close event ends the session.
+    }
+  }
+
+  #send(frame: EdgeToWorkerFrame, evenIfClosed = false): void {
+    if (this.#closed && !evenIfClosed) return;
+    try {
+      this.#link.send(frame);
+    } catch (cause) {
+      const error = toVenusError(cause);
+      if (!this.#closed) this.#error({ code: error.code, message: `worker link: ${error.message}` }, null);
+    }
+  }
+
+  #teardown(): void {
+    this.#closed = true;
+    this.#estimator.stop();
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+}

@@ -1,0 +1,210 @@
+import type { InterruptionAction, TimelineEvent, TimelineEventOf } from '@venus/protocol';
+import type { AssistantResponses, UtteranceEndReason } from './assistant-responses.ts';
+import { randomId } from './ids.ts';
+import type { Emit } from './outbound-event.ts';
+import type { PlayoutEstimator } from './playout-estimator.ts';
+import { errorEvent } from './protocol-error.ts';
+
+export interface TimelineRelayDeps {
+  emit: Emit;
+  responses: AssistantResponses;
+  estimator: PlayoutEstimator;
+}
+
+const END_REASON: Record<Exclude<InterruptionAction, 'continue'>, UtteranceEndReason> = {
+  discard: 'discarded',
+  repair: 'repaired',
+  park: 'parked',
+};
+
+/**
+ * Maps the worker's timeline onto server events: the OpenAI-compatible ones, the `venus.*` ones,
+ * and every event as `venus.timeline` (audio payloads stripped) so consoles can draw the lanes.
+ *
+ * The compatibility trap lives here. OpenAI clients stop playback on
+ * `input_audio_buffer.speech_started`, so it goes out only when the user starts speaking while the
+ * assistant is silent, or when the runtime decides the user takes the floor (an interruption that
+ * discards, repairs or parks the assistant's turn). Speech over the assistant that the runtime lets
+ * pass (a backchannel, other-directed or background speech) yields `venus.*` events only.
+ *
+ * @example
+ *   const relay = new TimelineRelay({ emit, responses, estimator });
+ *   link.onFrame(session, (frame) => frame.kind === 'timeline' && relay.handle(frame.event));
+ */
+export class TimelineRelay {
+  readonly #deps: TimelineRelayDeps;
+  /** The user item whose `speech_started` went out and whose `speech_stopped` is owed. */
+  #speechItemId: string | undefined;
+  #userSpeaking = false;
+  #speechStartedAtMs = 0;
+
+  constructor(deps: TimelineRelayDeps) {
+    this.#deps = deps;
+  }
+
+  handle(event: TimelineEvent): void {
+    const { emit, responses } = this.#deps;
+    emit({ type: 'venus.timeline', event: withoutPayload(event) });
+    switch (event.type) {
+      case 'user.speech':
+        this.#userSpeech(event);
+        return;
+      case 'assistant.utterance':
+        if (event.data.phase === 'started') responses.started(event.data.utteranceId, event.data.continues);
+        else responses.finish(event.data.utteranceId, event.data.reason ?? 'completed');
+        return;
+      case 'assistant.text':
+        responses.text(event.data.utteranceId, event.data.delta);
+        return;
+      case 'assistant.audio':
+        responses.audio(event.data.utteranceId, event.data.pcm24k, event.data.durationMs);
+        return;
+      case 'assistant.interruption':
+        this.#interruption(event);
+        return;
+      case 'assistant.delegate':
+        // Private: the hidden request goes to consoles as its own event, never into a transcript.
+        emit({
+          type: 'venus.delegation',
+          work_id: event.data.workId,
+          query: event.data.query,
+          ...(event.data.policy === undefined ? {} : { policy: event.data.policy }),
+        });
+        return;
+      case 'assistant.parked':
+        emit({
+          type: 'venus.plan.parked',
+          plan_id: event.data.planId,
+          item_id: event.data.utteranceId,
+          remainder: event.data.remainder,
+        });
+        return;
+      case 'assistant.resume_offer':
+        emit({ type: 'venus.plan.resume_offer', plan_id: event.data.planId });
+        return;
+      case 'assistant.resumed':
+        emit({ type: 'venus.plan.resumed', plan_id: event.data.planId });
+        return;
+      case 'work.state':
+        emit({
+          type: 'venus.work.state',
+          work_id: event.data.workId,
+          state: event.data.state,
+          reason: event.data.reason ?? null,
+          ...(event.data.functionName === undefined ? {} : { function_name: event.data.functionName }),
+        });
+        return;
+      case 'work.progress':
+        emit({
+          type: 'venus.work.progress',
+          work_id: event.data.workId,
+          message: event.data.message,
+          elapsed_ms: event.data.elapsedMs,
+        });
+        return;
+      case 'work.result': {
+        const { result } = event.data;
+        emit({
+          type: 'venus.work.result',
+          work_id: result.workId,
+          ok: result.ok,
+          text: result.text,
+          policy: result.policy,
+          ...(result.functionName === undefined ? {} : { function_name: result.functionName }),
+          ...(result.data === undefined ? {} : { data: result.data }),
+        });
+        return;
+      }
+      case 'session.error':
+        emit(errorEvent({ code: event.data.code, message: event.data.message }, event.data.eventId ?? null));
+        return;
+      default:
+        // user.text was acknowledged when the client created it; the rest is for consoles only.
+        return;
+    }
+  }
+
+  #userSpeech(event: TimelineEventOf<'user.speech'>): void {
+    const { state, probability } = event.data;
+    this.#deps.emit({ type: 'venus.user.speech', state, probability, at_ms: event.atMs });
+    if (state === 'started') {
+      this.#userSpeaking = true;
+      this.#speechStartedAtMs = event.atMs;
+      if (!this.#assistantActive()) this.#speechStarted();
+      return;
+    }
+    this.#userSpeaking = false;
+    this.#speechStopped(event.atMs);
+  }
+
+  #interruption(event: TimelineEventOf<'assistant.interruption'>): void {
+    const { emit, responses, estimator } = this.#deps;
+    const { action, utteranceId } = event.data;
+    emit({
+      type: 'venus.interruption',
+      action,
+      cause: event.data.cause,
+      item_id: utteranceId,
+      heard_ms: event.data.heardMs,
+      heard_text: event.data.heardText,
+      cancelled_work: event.data.cancelledWork,
+      ...(event.data.planId === undefined ? {} : { plan_id: event.data.planId }),
+    });
+    if (action === 'continue') return;
+
+    // The runtime gave the user the floor: now, and only now, the OpenAI barge-in signals.
+    const targets = utteranceId === null ? responses.activeUtteranceIds() : [utteranceId];
+    if (!this.#userSpeaking) this.#speechStartedAtMs = event.atMs;
+    this.#speechStarted();
+    estimator.clear();
+    const responseId = targets.map((id) => responses.item(id)?.responseId).find((id) => id !== undefined);
+    emit({ type: 'output_audio_buffer.cleared', response_id: responseId ?? null });
+    for (const id of targets) responses.finish(id, END_REASON[action]);
+    if (!this.#userSpeaking) this.#speechStopped(event.atMs);
+  }
+
+  /** The assistant holds the floor while a response streams or its audio is (by estimate) still playing. */
+  #assistantActive(): boolean {
+    return this.#deps.responses.isActive() || this.#deps.estimator.isPlaying();
+  }
+
+  #speechStarted(): void {
+    if (this.#speechItemId !== undefined) return;
+    this.#speechItemId = randomId('item');
+    this.#deps.emit({
+      type: 'input_audio_buffer.speech_started',
+      audio_start_ms: Math.round(this.#speechStartedAtMs),
+      item_id: this.#speechItemId,
+    });
+  }
+
+  #speechStopped(atMs: number): void {
+    if (this.#speechItemId === undefined) return;
+    this.#deps.emit({
+      type: 'input_audio_buffer.speech_stopped',
+      audio_end_ms: Math.round(atMs),
+      item_id: this.#speechItemId,
+    });
+    this.#speechItemId = undefined;
+  }
+}
+
+/** The event as consoles see it: audio and video payloads removed (they travel as audio deltas, or not at all). */
+export function withoutPayload(event: TimelineEvent): unknown {
+  switch (event.type) {
+    case 'user.audio': {
+      const { pcm16k: _pcm, ...data } = event.data;
+      return { ...event, data };
+    }
+    case 'assistant.audio': {
+      const { pcm24k: _pcm, ...data } = event.data;
+      return { ...event, data };
+    }
+    case 'user.video': {
+      const { data: _bytes, ...data } = event.data;
+      return { ...event, data };
+    }
+    default:
+      return event;
+  }
+}

@@ -1,0 +1,50 @@
+import type { EdgeToWorkerFrame, TimelineDraft, TimelineEvent, WorkerLink, WorkerToEdgeFrame } from '@venus/protocol';
+
+/**
+ * FAKE WorkerLink for the edge's unit tests: records every frame the edge sends and lets a test
+ * play the worker by pushing frames (or timeline events, stamped with increasing seqs) back.
+ */
+export class FakeWorkerLink implements WorkerLink {
+  readonly frames: EdgeToWorkerFrame[] = [];
+  readonly #listeners = new Map<string, Set<(frame: WorkerToEdgeFrame) => void>>();
+  #seq = 0;
+  closed = false;
+
+  send(frame: EdgeToWorkerFrame): void {
+    this.frames.push(frame);
+  }
+
+  onFrame(session: string, listener: (frame: WorkerToEdgeFrame) => void): () => void {
+    let set = this.#listeners.get(session);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(session, set);
+    }
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  push(frame: WorkerToEdgeFrame): void {
+    for (const listener of [...(this.#listeners.get(frame.session) ?? [])]) listener(frame);
+  }
+
+  /** Pushes a timeline event as the session host would stamp it. */
+  pushTimeline(session: string, draft: TimelineDraft, atMs = this.#seq * 10): TimelineEvent {
+    this.#seq += 1;
+    const event = { ...draft, session, seq: this.#seq, chunk: Math.floor(atMs / 1000), atMs } as TimelineEvent;
+    this.push({ kind: 'timeline', session, event });
+    return event;
+  }
+
+  listenerCount(session: string): number {
+    return this.#listeners.get(session)?.size ?? 0;
+  }
+
+  framesOf<K extends EdgeToWorkerFrame['kind']>(kind: K): Extract<EdgeToWorkerFrame, { kind: K }>[] {
+    return this.frames.filter((frame): frame is Extract<EdgeToWorkerFrame, { kind: K }> => frame.kind === kind);
+  }
+}
