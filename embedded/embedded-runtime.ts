@@ -1,0 +1,72 @@
+import { serveEdgeNode } from '@venus/edge';
+import { createTimelineStore, ReferenceModelPort, SessionHost } from '@venus/gpu-worker';
+import { createBuiltinFunctions, FunctionRegistry, InProcessExecutor, type VenusFunction } from '@venus/harness-functions';
+import type { DelegationExecutor, ModelPort, SessionConfigInput, TimelineStore } from '@venus/protocol';
+import { InProcessLink } from './in-process-link.ts';
+
+export interface EmbeddedRuntimeOptions {
+  port?: number;
+  hostname?: string;
+  /** Redis Streams timeline when set; in-memory otherwise. */
+  redisUrl?: string;
+  apiKeys?: string[];
+  defaultConfig?: SessionConfigInput;
+  /** Functions the harness may call; the built-ins by default. */
+  functions?: VenusFunction<never>[];
+  /** Replace the reference model (e.g. with another ModelPort). */
+  model?: ModelPort;
+  executor?: DelegationExecutor;
+  store?: TimelineStore;
+}
+
+export interface EmbeddedRuntime {
+  url: string;
+  host: SessionHost;
+  store: TimelineStore;
+  executor: DelegationExecutor;
+  model: ModelPort;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded default: edge + one GPU worker (session host on the reference model) + the in-process
+ * harness, wired in one process. The three parts meet only through `@venus/protocol` contracts:
+ * relay frames over an in-process link, the timeline store, and the delegation executor interface.
+ *
+ * @example
+ *   const rt = await startEmbeddedRuntime({ port: 8080 });
+ *   console.log(`ws ${rt.url.replace('http', 'ws')}/v1/realtime`);
+ */
+export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {}): Promise<EmbeddedRuntime> {
+  const store = options.store ?? createTimelineStore(options.redisUrl ? { redisUrl: options.redisUrl } : {});
+  const model = options.model ?? (await ReferenceModelPort.create());
+  const executor =
+    options.executor ??
+    new InProcessExecutor({
+      registry: new FunctionRegistry((options.functions as VenusFunction<unknown>[] | undefined) ?? createBuiltinFunctions()),
+    });
+  const host = new SessionHost({ model, executor, store });
+  const link = new InProcessLink(host);
+  const edge = await serveEdgeNode({
+    link,
+    port: options.port ?? 8080,
+    hostname: options.hostname ?? '127.0.0.1',
+    ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
+    ...(options.defaultConfig ? { defaultConfig: options.defaultConfig } : {}),
+  });
+  return {
+    url: edge.url,
+    host,
+    store,
+    executor,
+    model,
+    async close() {
+      await edge.close();
+      await host.close();
+      await link.close();
+      await executor.close();
+      await model.close();
+      await store.close();
+    },
+  };
+}
