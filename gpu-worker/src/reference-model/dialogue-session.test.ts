@@ -1,0 +1,207 @@
+import type { OutputStep } from '@venus/protocol';
+import { describe, expect, it } from 'vitest';
+import { DialogueSession, type Synthesize } from './dialogue-session.ts';
+
+/** Fake synthesiser: 20 ms of constant "speech" per character, resolved on the next microtask. */
+const fakeSynthesize: Synthesize = async (text) => new Int16Array(text.length * 480).fill(1000);
+
+const CHUNK_MS = 160;
+const CHUNK_SAMPLES_24K = CHUNK_MS * 24;
+
+class Driver {
+  readonly d = new DialogueSession({ sessionId: 's1', incarnation: 0, synthesize: fakeSynthesize });
+  private seq = 0;
+  private chunk = 0;
+  atMs = 0;
+
+  text(text: string): void {
+    this.d.appendText(++this.seq, text);
+  }
+
+  /** One step; `speech` appends 160 ms of audio that the fake VAD scores as speech (or silence). */
+  async step(options: { speech?: boolean; amplitude?: number; audible?: boolean } = {}): Promise<OutputStep> {
+    await Promise.resolve();
+    const amplitude = options.amplitude ?? 3000;
+    const pcm = new Int16Array(CHUNK_MS * 16).map((_, i) =>
+      options.speech ? Math.round(amplitude * Math.sin(i / 5)) : 0,
+    );
+    this.d.appendAudio(++this.seq, pcm);
+    this.atMs += CHUNK_MS;
+    const plan = this.d.beginStep({
+      chunk: this.chunk++,
+      inputSeqCutoff: this.seq,
+      atMs: this.atMs,
+      assistantAudible: options.audible ?? false,
+    });
+    const probabilities = new Float32Array(plan.frames.length).fill(options.speech ? 0.95 : 0.01);
+    return this.d.finishStep(plan, probabilities);
+  }
+
+  async until(
+    predicate: (s: OutputStep) => boolean,
+    options: Parameters<Driver['step']>[0] = {},
+    max = 400,
+  ): Promise<OutputStep[]> {
+    const steps: OutputStep[] = [];
+    for (let i = 0; i < max; i++) {
+      const s = await this.step(options);
+      steps.push(s);
+      if (predicate(s)) return steps;
+    }
+    throw new Error(`condition not met in ${max} steps`);
+  }
+}
+
+const spans = (text: string) => text.match(/<delegate>[\s\S]*?<\/delegate>/g) ?? [];
+
+describe('DialogueSession', () => {
+  it('answers a weather request with one delegate span, text split across steps, paced audio', async () => {
+    const drv = new Driver();
+    drv.text("What's the weather like in paris?");
+    const steps = await drv.until((s) => s.turnFinished);
+    const text = steps.map((s) => s.text).join('');
+    expect(spans(text)).toEqual(['<delegate>What is the weather in Paris right now?</delegate>']);
+    expect(steps.filter((s) => s.text).every((s, i, all) => i === all.length - 1 || s.text.length <= 25)).toBe(true);
+    expect(steps.every((s) => (s.audio?.length ?? 0) <= CHUNK_SAMPLES_24K)).toBe(true);
+    const audioSteps = steps.filter((s) => s.audio);
+    expect(audioSteps.map((s) => s.audioChunkSeq)).toEqual(audioSteps.map((_, i) => i));
+    expect(steps.at(-1)).toMatchObject({ turnFinished: true, finishReason: 'completed', utteranceId: 'utt_1' });
+    expect(drv.d.transcript.at(-1)?.text).not.toContain('delegate');
+  });
+
+  it('keeps speaking through a typed backchannel', async () => {
+    const drv = new Driver();
+    drv.text('what time is it in Tokyo');
+    await drv.until((s) => s.audio !== null);
+    drv.text('mm-hm');
+    const s = await drv.step();
+    expect(s.interruption).toEqual({ action: 'continue', cause: 'backchannel', cancelsWork: false });
+    expect(s.audio).not.toBeNull();
+    expect(s.turnFinished).toBe(false);
+  });
+
+  it('discards on "never mind" (cancelling work) and on a bare "wait" (not cancelling)', async () => {
+    for (const [text, cancelsWork] of [
+      ['never mind', true],
+      ['wait', false],
+    ] as const) {
+      const drv = new Driver();
+      drv.text('convert 5 miles to km');
+      await drv.until((s) => s.audio !== null);
+      drv.text(text);
+      const s = await drv.step();
+      expect(s).toMatchObject({ turnFinished: true, finishReason: 'interrupted', audio: null, utteranceId: 'utt_1' });
+      expect(s.interruption).toEqual({ action: 'discard', cause: 'interruption', cancelsWork });
+      expect((await drv.step()).decision).toBe('listen');
+    }
+  });
+
+  it('repairs a correction with a continuation that carries the new slot', async () => {
+    const drv = new Driver();
+    drv.text('weather in Paris please');
+    await drv.until((s) => s.audio !== null);
+    drv.text('actually, make it Rome');
+    const stop = await drv.step();
+    expect(stop.interruption).toEqual({ action: 'repair', cause: 'interruption', cancelsWork: true });
+    expect(stop.turnFinished).toBe(true);
+    const steps = await drv.until((s) => s.turnFinished);
+    expect(steps[0]?.continues).toEqual({ utteranceId: 'utt_1' });
+    const text = steps.map((s) => s.text).join('');
+    expect(text).toContain('Rome');
+    expect(spans(text)).toEqual(['<delegate>What is the weather in Rome right now?</delegate>']);
+  });
+
+  it('parks for a new request, offers to resume after the answer, and resumes on "yes"', async () => {
+    const drv = new Driver();
+    drv.text('weather in Paris');
+    await drv.until((s) => s.audio !== null);
+    drv.text('what time is it in Tokyo?');
+    const parkStep = await drv.step();
+    expect(parkStep.interruption).toEqual({ action: 'park', cause: 'interruption', cancelsWork: false });
+    drv.d.park('plan_1', 'It may take a few seconds, so bear with me.');
+    const answer = await drv.until((s) => s.turnFinished);
+    expect(answer.map((s) => s.text).join('')).toContain('<delegate>What time is it in Tokyo?</delegate>');
+    const offer = await drv.until((s) => s.turnFinished);
+    expect(offer[0]?.resumeOffer).toEqual({ planId: 'plan_1' });
+    expect(offer.map((s) => s.text).join('')).toBe('Shall I go back to what I was saying before?');
+    drv.text('yes please');
+    const resumed = await drv.until((s) => s.turnFinished);
+    expect(resumed[0]?.continues).toEqual({ planId: 'plan_1' });
+    expect(resumed.map((s) => s.text).join('')).toBe('It may take a few seconds, so bear with me.');
+  });
+
+  it('drops the parked plan on "no"', async () => {
+    const drv = new Driver();
+    drv.text('weather in Paris');
+    await drv.until((s) => s.audio !== null);
+    drv.text('what is 12 times 7');
+    await drv.step();
+    drv.d.park('plan_1', 'It may take a few seconds.');
+    await drv.until((s) => s.turnFinished);
+    await drv.until((s) => s.turnFinished && s.utteranceId === 'utt_3');
+    drv.text('no thanks');
+    const reply = await drv.until((s) => s.turnFinished);
+    expect(reply[0]?.continues).toBeUndefined();
+    expect(reply.map((s) => s.text).join('')).toBe('Alright.');
+  });
+
+  it('speaks a prefilled backend result once per attempt, and keeps silent ones as context', async () => {
+    const drv = new Driver();
+    expect(
+      drv.d.prefill({ text: '<backend>It is 18 degrees in Paris.</backend>', attemptId: 'a1', mode: 'speak' }),
+    ).toEqual({
+      attemptId: 'a1',
+      deduplicated: false,
+    });
+    expect(
+      drv.d.prefill({ text: '<backend>It is 18 degrees in Paris.</backend>', attemptId: 'a1', mode: 'speak' })
+        .deduplicated,
+    ).toBe(true);
+    drv.d.prefill({ text: '<backend>Noted.</backend>', attemptId: 'a2', mode: 'silent' });
+    const steps = await drv.until((s) => s.turnFinished);
+    expect(steps[0]?.speaksPrefill).toEqual({ attemptId: 'a1' });
+    expect(steps.map((s) => s.text).join('')).toBe('It is 18 degrees in Paris.');
+    expect((await drv.step()).utteranceId).toBeNull();
+    expect(drv.d.transcript.some((e) => e.role === 'backend' && e.text === 'Noted.')).toBe(true);
+  });
+
+  it('reads overlapping speech audio: short burst continues, sustained burst discards, quiet burst is background', async () => {
+    const short = new Driver();
+    short.text('weather in Paris');
+    await short.until((s) => s.audio !== null);
+    await short.step({ speech: true });
+    await short.step({ speech: true });
+    const ended = await short.until((s) => s.userSpeech?.state === 'stopped');
+    expect(ended.at(-1)?.interruption).toEqual({ action: 'continue', cause: 'backchannel', cancelsWork: false });
+    expect(ended.every((s) => s.finishReason !== 'interrupted')).toBe(true);
+
+    const long = new Driver();
+    long.text('weather in Paris');
+    await long.until((s) => s.audio !== null);
+    const steps = await long.until((s) => s.interruption !== undefined, { speech: true }, 10);
+    expect(steps[0]?.userSpeech).toEqual({ state: 'started', probability: expect.any(Number) });
+    expect(steps.at(-1)).toMatchObject({
+      interruption: { action: 'discard', cause: 'interruption', cancelsWork: false },
+      turnFinished: true,
+      finishReason: 'interrupted',
+    });
+
+    const quiet = new Driver();
+    quiet.text('weather in Paris');
+    await quiet.until((s) => s.audio !== null);
+    const q = await quiet.until((s) => s.interruption !== undefined, { speech: true, amplitude: 100 }, 10);
+    expect(q.at(-1)?.interruption).toEqual({ action: 'continue', cause: 'background', cancelsWork: false });
+  });
+
+  it('keeps only the heard part of an interrupted utterance in its transcript', async () => {
+    const drv = new Driver();
+    drv.text('weather in Paris');
+    await drv.until((s) => s.audio !== null);
+    drv.text('stop');
+    const s = await drv.step();
+    drv.d.playbackAck(s.utteranceId ?? '', 400, true);
+    const heard = drv.d.transcript.find((e) => e.utteranceId === 'utt_1')?.text ?? '';
+    expect(heard.length).toBeGreaterThan(0);
+    expect('Let me check the weather in Paris.'.startsWith(heard)).toBe(true);
+  });
+});

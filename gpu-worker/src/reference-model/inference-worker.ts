@@ -1,0 +1,152 @@
+/**
+ * Worker-thread entry that hosts reference-model sessions: their dialogue state, voice activity
+ * and speech queues. Steps of different sessions share batched VAD runs; calls on one session run
+ * strictly in order. Speech is requested from the TTS threads and never awaited by a step.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { type ErrorCode, VenusError } from '@venus/protocol';
+import { DialogueSession, type Synthesize } from './dialogue-session.ts';
+import { SileroVad } from './silero-vad.ts';
+import { TtsClient } from './tts-client.ts';
+import { VadBatcher } from './vad-batcher.ts';
+import type { InferenceToMain, InferenceWorkerData, MainToInference, SessionCall } from './worker-protocol.ts';
+
+interface Hosted {
+  dialogue: DialogueSession;
+  chain: Promise<unknown>;
+}
+
+const data = workerData as InferenceWorkerData;
+const port = parentPort;
+if (!port) throw new Error('inference-worker must run in a worker thread');
+
+const vad = await SileroVad.create({ maxBatch: data.maxBatch, intraOpNumThreads: 1 });
+const batcher = new VadBatcher(vad);
+const tts = new TtsClient(data.ttsPorts);
+const sessions = new Map<number, Hosted>();
+
+function serial<T>(hosted: Hosted, work: () => T | Promise<T>): Promise<T> {
+  const result = hosted.chain.then(work);
+  hosted.chain = result.catch(() => undefined);
+  return result;
+}
+
+async function step(dialogue: DialogueSession, request: Extract<SessionCall, { op: 'step' }>['request']) {
+  const plan = dialogue.beginStep(request);
+  const probabilities = await batcher.score(dialogue.voice.stream, plan.frames);
+  return dialogue.finishStep(plan, probabilities);
+}
+
+async function run(hosted: Hosted, handle: number, call: SessionCall): Promise<unknown> {
+  const { dialogue } = hosted;
+  switch (call.op) {
+    case 'step':
+      return step(dialogue, call.request);
+    case 'prefill':
+      return dialogue.prefill(call.request);
+    case 'playbackAck':
+      dialogue.playbackAck(call.utteranceId, call.playedMs, call.final);
+      return null;
+    case 'park':
+      dialogue.park(call.planId, call.remainder);
+      return null;
+    case 'cancelResponse':
+      dialogue.cancelResponse();
+      return null;
+    case 'close':
+      dialogue.close();
+      sessions.delete(handle);
+      return null;
+  }
+}
+
+function reply(id: number, work: Promise<unknown>): void {
+  work.then(
+    (value) => {
+      const message: InferenceToMain = { t: 'reply', id, ok: true, value };
+      const audio = (value as { audio?: unknown } | null)?.audio;
+      port?.postMessage(message, audio instanceof Int16Array ? [audio.buffer as ArrayBuffer] : []);
+    },
+    (err: unknown) => {
+      const code: ErrorCode = VenusError.isInstance(err) ? err.code : 'model_step_failed';
+      const message: InferenceToMain = {
+        t: 'reply',
+        id,
+        ok: false,
+        code,
+        message: err instanceof Error ? err.message : String(err),
+      };
+      port?.postMessage(message);
+    },
+  );
+}
+
+const synthesize: Synthesize = (text, voice) => tts.synthesize(text, voice);
+
+port.on('message', (message: MainToInference) => {
+  switch (message.t) {
+    case 'open': {
+      const dialogue = new DialogueSession({
+        sessionId: message.sessionId,
+        incarnation: message.incarnation,
+        voice: message.voice,
+        synthesize,
+      });
+      sessions.set(message.handle, { dialogue, chain: Promise.resolve() });
+      reply(message.id, Promise.resolve(null));
+      return;
+    }
+    case 'audio':
+      sessions.get(message.handle)?.dialogue.appendAudio(message.inputSeq, message.pcm);
+      return;
+    case 'text':
+      sessions.get(message.handle)?.dialogue.appendText(message.inputSeq, message.text);
+      return;
+    case 'call': {
+      const hosted = sessions.get(message.handle);
+      if (!hosted) {
+        reply(message.id, Promise.reject(new VenusError('session_closed', `no session with handle ${message.handle}`)));
+        return;
+      }
+      reply(
+        message.id,
+        serial(hosted, () => run(hosted, message.handle, message.call)),
+      );
+      return;
+    }
+  }
+});
+
+/**
+ * Cost of one session-step at 160 ms chunks (160 ms of audio through the VAD, the dialogue logic),
+ * measured with 16 calibration sessions stepping together as the host steps them: the basis of
+ * the capacity the port advertises.
+ */
+async function calibrate(): Promise<number> {
+  const silent: Synthesize = async () => new Int16Array(0);
+  const dialogues = Array.from(
+    { length: 16 },
+    (_, i) => new DialogueSession({ sessionId: `calibration-${i}`, incarnation: 0, synthesize: silent }),
+  );
+  const pcm = new Int16Array(2560);
+  let seed = 1;
+  for (let i = 0; i < pcm.length; i++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    pcm[i] = (seed % 2000) - 1000;
+  }
+  const rounds = 12;
+  let started = 0;
+  for (let round = 0; round < rounds + 3; round++) {
+    if (round === 3) started = performance.now();
+    await Promise.all(
+      dialogues.map((d) => {
+        d.appendAudio(round + 1, pcm);
+        return step(d, { chunk: round, inputSeqCutoff: round + 1, atMs: (round + 1) * 160, assistantAudible: false });
+      }),
+    );
+  }
+  return (performance.now() - started) / (rounds * dialogues.length);
+}
+
+const ready: InferenceToMain = { t: 'ready', stepCostMs: await calibrate() };
+port.postMessage(ready);

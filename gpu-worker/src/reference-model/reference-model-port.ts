@@ -1,0 +1,185 @@
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
+import { ReferenceModelSession, type SessionOwner } from './reference-model-session.ts';
+import { startWorker, WorkerLink } from './worker-link.ts';
+import type { InferenceToMain, InferenceWorkerData, TtsToMain, TtsWorkerData } from './worker-protocol.ts';
+
+export interface ReferenceModelOptions {
+  /** Threads that host sessions (dialogue state, VAD); sessions are assigned round-robin. Default 1. */
+  inferenceThreads?: number;
+  /** Threads that synthesise speech. Default 1. */
+  ttsThreads?: number;
+}
+
+/** What the port measured at startup, and the capacity it derived from it. */
+export interface ReferenceModelCalibration {
+  /** Unbatched cost of one session-step at 160 ms chunks on an inference thread (ms). */
+  stepCostMs: number;
+  /** Time to synthesise a typical sentence on a TTS thread (ms). */
+  synthMs: number;
+  maxSessions: number;
+}
+
+export const REFERENCE_MODEL_REVISION = 'reference-v1';
+const SPECIAL_TOKENS = {
+  listen: '<|listen|>',
+  speak: '<|speak|>',
+  turn_eos: '<|turn_eos|>',
+  delegate_open: '<delegate>',
+  delegate_close: '</delegate>',
+  backend_open: '<backend>',
+  backend_close: '</backend>',
+};
+/** Capacity keeps half of each thread free: for bursts, GC and the other work of the process. */
+const HEADROOM = 0.5;
+const CALIBRATION_CHUNK_MS = 160;
+/** Assumed speaking rate for the TTS bound: one utterance per session every this many ms. */
+const UTTERANCE_INTERVAL_MS = 8000;
+const MAX_SESSIONS_CAP = 256;
+
+/**
+ * The reference model behind the model port: real Silero VAD (onnxruntime-node) for voice
+ * activity and barge-in, eSpeak NG for speech, and a narrow, rule-based dialogue (weather, world
+ * time, calculations via hidden delegate spans; backchannel / discard / repair / park on overlap).
+ * Nothing runs on the caller's event loop: sessions live in inference worker threads, speech in
+ * TTS worker threads that talk to the inference threads directly. `maxSessions` is derived from
+ * the step and synthesis costs measured at startup.
+ *
+ * @example
+ *   const port = await ReferenceModelPort.create({ inferenceThreads: 1, ttsThreads: 1 });
+ *   const s = await port.openSession({ sessionId: 's1', incarnation: 0 });
+ *   await s.appendText({ inputSeq: 1, itemId: 'i1', text: "what's the weather in Paris" });
+ *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
+ *   await port.close();
+ */
+export class ReferenceModelPort implements ModelPort, SessionOwner {
+  private readonly sessions = new Map<string, ReferenceModelSession>();
+  private nextLink = 0;
+  private handles = 0;
+  private isClosed = false;
+
+  private constructor(
+    private readonly links: WorkerLink[],
+    private readonly ttsWorkers: Worker[],
+    readonly calibration: ReferenceModelCalibration,
+  ) {}
+
+  static async create(options: ReferenceModelOptions = {}): Promise<ReferenceModelPort> {
+    const inferenceThreads = Math.max(1, Math.floor(options.inferenceThreads ?? 1));
+    const ttsThreads = Math.max(1, Math.floor(options.ttsThreads ?? 1));
+    // One channel per (inference, tts) pair, so speech never passes through the main thread.
+    const channels = Array.from({ length: inferenceThreads }, () =>
+      Array.from({ length: ttsThreads }, () => new MessageChannel()),
+    );
+    const ttsStarts = Array.from({ length: ttsThreads }, (_, j) => {
+      const ports: MessagePort[] = channels.map((row) => row[j]!.port2);
+      const data: TtsWorkerData = { ports };
+      return startWorker<TtsToMain>(new URL('./tts-worker.ts', import.meta.url), data, ports);
+    });
+    const inferenceStarts = channels.map((row) => {
+      const ttsPorts = row.map((c) => c.port1);
+      const data: InferenceWorkerData = { ttsPorts, maxBatch: 64 };
+      return startWorker<InferenceToMain>(new URL('./inference-worker.ts', import.meta.url), data, ttsPorts);
+    });
+    const started = await Promise.allSettled([...ttsStarts, ...inferenceStarts]);
+    const workers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.worker] : []));
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) {
+      await Promise.all(workers.map((w) => w.terminate()));
+      throw failed.reason;
+    }
+    const tts = (await Promise.all(ttsStarts)).map((s) => ({ worker: s.worker, synthMs: s.ready.synthMs }));
+    const inference = (await Promise.all(inferenceStarts)).map((s) => ({
+      worker: s.worker,
+      stepCostMs: s.ready.t === 'ready' ? s.ready.stepCostMs : Number.NaN,
+    }));
+    const stepCostMs = Math.max(...inference.map((i) => i.stepCostMs));
+    const synthMs = Math.max(...tts.map((t) => t.synthMs));
+    const perInferenceThread = Math.floor((HEADROOM * CALIBRATION_CHUNK_MS) / Math.max(stepCostMs, 0.01));
+    const perTtsThread = Math.floor((HEADROOM * UTTERANCE_INTERVAL_MS) / Math.max(synthMs, 1));
+    const maxSessions = Math.max(
+      1,
+      Math.min(MAX_SESSIONS_CAP, perInferenceThread * inferenceThreads, perTtsThread * ttsThreads),
+    );
+    return new ReferenceModelPort(
+      inference.map((i) => new WorkerLink(i.worker)),
+      tts.map((t) => t.worker),
+      { stepCostMs, synthMs, maxSessions },
+    );
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  async capabilities(): Promise<ModelCapabilities> {
+    return {
+      model: 'venus-reference',
+      modelRevision: REFERENCE_MODEL_REVISION,
+      specialTokens: { ...SPECIAL_TOKENS },
+      maxSessions: this.calibration.maxSessions,
+      audioInput: true,
+      videoInput: false,
+      textInput: true,
+      nativeAudioOutput: true,
+      inputSampleRateHz: 16_000,
+      outputSampleRateHz: 24_000,
+    };
+  }
+
+  async openSession(request: OpenSessionRequest): Promise<ReferenceModelSession> {
+    if (this.isClosed) throw new VenusError('model_unavailable', 'the reference model port is closed');
+    const existing = this.sessions.get(request.sessionId);
+    if (existing?.isOpen && request.incarnation <= existing.incarnation) {
+      throw new VenusError(
+        'stale_incarnation',
+        `session ${request.sessionId} is open at incarnation ${existing.incarnation}; ${request.incarnation} is not newer`,
+      );
+    }
+    existing?.supersede();
+    if (this.openCount() >= this.calibration.maxSessions) {
+      throw new VenusError(
+        'model_unavailable',
+        `the reference model is at capacity (${this.calibration.maxSessions} sessions)`,
+      );
+    }
+    const link = this.pickLink();
+    const handle = ++this.handles;
+    await link.call({
+      t: 'open',
+      id: link.nextId(),
+      handle,
+      sessionId: request.sessionId,
+      incarnation: request.incarnation,
+      ...(request.voice ? { voice: request.voice } : {}),
+    });
+    const session = new ReferenceModelSession(request.sessionId, request.incarnation, handle, link, this);
+    link.sessions += 1;
+    this.sessions.set(request.sessionId, session);
+    return session;
+  }
+
+  released(session: ReferenceModelSession): void {
+    if (this.sessions.get(session.sessionId) === session) this.sessions.delete(session.sessionId);
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    for (const link of this.links) link.fail(new VenusError('model_unavailable', 'the reference model port is closed'));
+    this.sessions.clear();
+    await Promise.all([...this.links.map((l) => l.worker.terminate()), ...this.ttsWorkers.map((w) => w.terminate())]);
+  }
+
+  private openCount(): number {
+    return this.links.reduce((n, l) => n + l.sessions, 0);
+  }
+
+  private pickLink(): WorkerLink {
+    const alive = this.links.filter((l) => l.alive);
+    if (alive.length === 0) throw new VenusError('model_unavailable', 'no inference worker is running');
+    const link = alive[this.nextLink % alive.length]!;
+    this.nextLink += 1;
+    return link;
+  }
+}

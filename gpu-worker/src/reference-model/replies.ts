@@ -1,0 +1,64 @@
+import { DELEGATION_LIMITS } from '@venus/protocol';
+import type { RequestIntent } from './intents.ts';
+
+/**
+ * What the reference model says. Replies to requests it cannot answer itself carry one hidden
+ * `<delegate>` span (a plain-language request for the background harness) after the first sentence;
+ * the host strips the span from display and speech, and so does the synthesiser here.
+ *
+ * @example
+ *   replyTo({ kind: 'weather', city: 'Paris' });
+ *   // "Let me check the weather in Paris. <delegate>What is the weather in Paris right now?</delegate>It may take…"
+ */
+const PATIENCE = 'It may take a few seconds, so bear with me; meanwhile, feel free to ask me something else.';
+
+export const GREETING_REPLY =
+  'Hello! I can check the weather or the time anywhere in the world, and work out calculations and conversions. What would you like?';
+export const FALLBACK_REPLY = 'Sorry, I can only help with weather, world time and calculations for now.';
+export const RESUME_OFFER = 'Shall I go back to what I was saying before?';
+export const RESUME_DECLINED = 'Alright.';
+
+const DELEGATE = /<delegate>[\s\S]*?<\/delegate>/g;
+
+function delegate(query: string): string {
+  return `<delegate>${query.slice(0, DELEGATION_LIMITS.maxQueryChars)}</delegate>`;
+}
+
+function query(intent: RequestIntent): string {
+  switch (intent.kind) {
+    case 'weather':
+      return `What is the weather in ${intent.city} right now?`;
+    case 'time':
+      return `What time is it in ${intent.city}?`;
+    case 'calc':
+      return intent.expression;
+  }
+}
+
+export function replyTo(intent: RequestIntent): string {
+  switch (intent.kind) {
+    case 'weather':
+      return `Let me check the weather in ${intent.city}. ${delegate(query(intent))}${PATIENCE}`;
+    case 'time':
+      return `Let me check the time in ${intent.city}. ${delegate(query(intent))}${PATIENCE}`;
+    case 'calc':
+      return `Let me work that out. ${delegate(query(intent))}`;
+  }
+}
+
+/** The regenerated continuation after a correction: acknowledges the new slot, delegates again. */
+export function repairReply(intent: RequestIntent): string {
+  if (intent.kind === 'calc') return `Sorry, let me redo that. ${delegate(query(intent))}Working it out now.`;
+  return `Sorry — ${intent.city}, then. ${delegate(query(intent))}Checking now.`;
+}
+
+export function askForCity(forIntent: 'weather' | 'time'): string {
+  return forIntent === 'weather'
+    ? 'Which city would you like the weather for?'
+    : 'Which city would you like the time in?';
+}
+
+/** What is displayed and spoken: the text without its hidden delegate span. */
+export function visibleText(text: string): string {
+  return text.replace(DELEGATE, '').replace(/\s+/g, ' ').trim();
+}
