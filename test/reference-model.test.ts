@@ -8,6 +8,7 @@ import {
   resamplePcm16,
   SileroVad,
 } from '../gpu-worker/src/reference-model/index.ts';
+import { modelPortContract } from './contracts/model-port-contract.ts';
 
 /**
  * The shipped reference model end to end: real Silero VAD through onnxruntime-node and real
@@ -96,6 +97,20 @@ class Conversation {
     throw new Error('the expected step did not come');
   }
 }
+
+// One port serves the whole file (it takes seconds to start); the suite's cleanup leaves it open.
+modelPortContract('reference model', async () => ({
+  port,
+  feed: async (session, input) => {
+    await session.appendText({ inputSeq: input.next(), itemId: 'feed', text: 'hello' });
+  },
+  idle: async (session, input) => {
+    await session.appendAudio({ inputSeq: input.next(), pcm16k: new Int16Array(16_000) });
+    // A microphone takes real time too; this lets speech arrive from the synthesis thread.
+    await sleep(10);
+  },
+  cleanup: async () => {},
+}));
 
 describe('reference model: perception and speech', () => {
   it('Silero VAD hears synthesised speech as speech and zeros as silence', async () => {
