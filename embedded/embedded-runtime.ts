@@ -1,6 +1,11 @@
 import { serveEdgeNode } from '@venus/edge';
 import { createTimelineStore, ReferenceModelPort, SessionHost } from '@venus/gpu-worker';
-import { createBuiltinFunctions, FunctionRegistry, InProcessExecutor, type VenusFunction } from '@venus/harness-functions';
+import {
+  createBuiltinFunctions,
+  FunctionRegistry,
+  InProcessExecutor,
+  type VenusFunction,
+} from '@venus/harness-functions';
 import type { DelegationExecutor, ModelPort, SessionConfigInput, TimelineStore } from '@venus/protocol';
 import { InProcessLink } from './in-process-link.ts';
 
@@ -12,7 +17,7 @@ export interface EmbeddedRuntimeOptions {
   apiKeys?: string[];
   defaultConfig?: SessionConfigInput;
   /** Functions the harness may call; the built-ins by default. */
-  functions?: VenusFunction<never>[];
+  functions?: VenusFunction[];
   /** Replace the reference model (e.g. with another ModelPort). */
   model?: ModelPort;
   executor?: DelegationExecutor;
@@ -43,7 +48,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   const executor =
     options.executor ??
     new InProcessExecutor({
-      registry: new FunctionRegistry((options.functions as VenusFunction<unknown>[] | undefined) ?? createBuiltinFunctions()),
+      registry: new FunctionRegistry(options.functions ?? createBuiltinFunctions()),
     });
   const host = new SessionHost({ model, executor, store });
   const link = new InProcessLink(host);

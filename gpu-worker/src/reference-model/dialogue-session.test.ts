@@ -205,3 +205,25 @@ describe('DialogueSession', () => {
     expect('Let me check the weather in Paris.'.startsWith(heard)).toBe(true);
   });
 });
+
+describe('regression: correction transcript cut off by its own speech tail', () => {
+  // What broke: a spoken correction whose transcript arrived while the user was still talking was
+  // read as a repair, and then the same, still-running speech burst reached 600 ms and was judged
+  // as a second interruption that discarded the repaired reply.
+  it('does not judge the burst that carried a typed interruption again', async () => {
+    // Wherever the 600 ms mark of the burst falls relative to the repair, it must not discard it.
+    for (const speechStepsBefore of [1, 2, 3]) {
+      const drv = new Driver();
+      drv.text('weather in Paris');
+      await drv.until((s) => s.audio !== null);
+      for (let i = 0; i < speechStepsBefore; i++) await drv.step({ speech: true });
+      drv.text('actually, make it Rome');
+      const repaired = await drv.step({ speech: true });
+      expect(repaired.interruption?.action).toBe('repair');
+      const after = [];
+      for (let i = 0; i < 8; i++) after.push(await drv.step({ speech: true }));
+      expect(after.filter((s) => s.interruption !== undefined)).toEqual([]);
+      expect(after.some((s) => s.audio !== null)).toBe(true);
+    }
+  });
+});

@@ -100,6 +100,7 @@ function seededDraw(seedText: string): () => number {
  *   const plan = d.beginStep({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  *   const out = d.finishStep(plan, await vad.run(plan.frames.map(() => d.voice.stream), plan.frames));
  */
+
 export class DialogueSession {
   readonly voice = new VoiceActivity();
   private readonly voiceName: string;
@@ -172,6 +173,8 @@ export class DialogueSession {
     const speaking = () => this.current !== null || (request.assistantAudible && !outcome.stopped);
 
     const voice = this.voice.update(probabilities, plan.frames, speaking());
+    // Words first: a transcript explains the speech burst that carries it, which is then not judged again.
+    for (const text of plan.texts) this.handleText(text, speaking(), outcome);
     for (const milestone of voice.milestones) {
       const verdict = judgeOverlap(milestone, this.voice.foregroundDb);
       if (!verdict) continue;
@@ -183,7 +186,6 @@ export class DialogueSession {
         this.stop(verdict, outcome, true);
       }
     }
-    for (const text of plan.texts) this.handleText(text, speaking(), outcome);
 
     const out: OutputStep = {
       stepSeq: this.stepSeq,
@@ -265,6 +267,7 @@ export class DialogueSession {
 
   private handleText(text: string, speaking: boolean, outcome: StepOutcome): void {
     this.note({ role: 'user', text });
+    if (readOverlap(text) !== 'backchannel') this.voice.claimFloor();
     if (this.offeredPlanId !== null) {
       const planId = this.offeredPlanId;
       const plan = this.plan;

@@ -85,6 +85,14 @@ const synthesize: Synthesize = (text, voice) => tts.synthesize(text, voice);
 
 port.on('message', (message: MainToInference) => {
   switch (message.t) {
+    case 'shutdown':
+      for (const hosted of sessions.values()) hosted.dialogue.close();
+      sessions.clear();
+      reply(
+        message.id,
+        vad.close().then(() => null),
+      );
+      return;
     case 'open': {
       const dialogue = new DialogueSession({
         sessionId: message.sessionId,

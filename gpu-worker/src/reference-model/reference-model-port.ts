@@ -166,6 +166,18 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    // Let each inference thread release its onnxruntime session first: terminating a thread that
+    // still holds one aborts the whole process at exit.
+    await Promise.all(
+      this.links
+        .filter((l) => l.alive)
+        .map((l) =>
+          Promise.race([
+            l.call({ t: 'shutdown', id: l.nextId() }).catch(() => undefined),
+            new Promise((r) => setTimeout(r, 2000).unref()),
+          ]),
+        ),
+    );
     for (const link of this.links) link.fail(new VenusError('model_unavailable', 'the reference model port is closed'));
     this.sessions.clear();
     await Promise.all([...this.links.map((l) => l.worker.terminate()), ...this.ttsWorkers.map((w) => w.terminate())]);

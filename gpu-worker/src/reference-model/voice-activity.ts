@@ -58,6 +58,14 @@ export class VoiceActivity {
   private onsetPower = 0;
   private burst: (Burst & { power: number; frames: number; sustainedSeen: boolean }) | null = null;
 
+  /**
+   * The user's typed (transcribed) words already took the floor: the speech burst carrying them is
+   * not judged again, so the assistant's answer is not cut off by the tail of the same sentence.
+   */
+  claimFloor(): void {
+    if (this.burst) this.burst.judged = true;
+  }
+
   /** Appends 16 kHz PCM16 audio. */
   push(pcm: Int16Array): void {
     const needed = this.pendingLength + pcm.length;

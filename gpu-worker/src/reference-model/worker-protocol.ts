@@ -27,7 +27,9 @@ export type MainToInference =
   | { t: 'open'; id: number; handle: number; sessionId: string; incarnation: number; voice?: string }
   | { t: 'audio'; handle: number; inputSeq: number; pcm: Int16Array }
   | { t: 'text'; handle: number; inputSeq: number; text: string }
-  | { t: 'call'; id: number; handle: number; call: SessionCall };
+  | { t: 'call'; id: number; handle: number; call: SessionCall }
+  /** Release native resources before the thread is terminated (terminating a live onnxruntime session aborts the process). */
+  | { t: 'shutdown'; id: number };
 
 export type InferenceToMain =
   | { t: 'ready'; stepCostMs: number }

@@ -1,0 +1,3 @@
+export * from './reference-model/index.ts';
+export * from './session-host/index.ts';
+export * from './timeline/index.ts';
