@@ -6,24 +6,48 @@ import {
   type WorkerLink,
 } from '@venus/protocol';
 import { Hono } from 'hono';
-import { requireApiKey } from './auth/api-key-auth.ts';
+import { authenticate } from './auth/auth-middleware.ts';
+import { mountClientSecretRoutes } from './auth/client-secret-routes.ts';
+import { EdgeAuth } from './auth/edge-auth.ts';
+import { mountKeyRoutes } from './auth/key-routes.ts';
+import type { Principal } from './auth/principal.ts';
 import { CONSOLE_PAGE } from './console/console-page.ts';
 import type { Clock } from './realtime/clock.ts';
 import { randomId } from './realtime/ids.ts';
 import { RealtimeConnection } from './realtime/realtime-connection.ts';
 import type { RealtimeTransport } from './realtime/realtime-transport.ts';
+import { SessionMetering } from './tenancy/session-metering.ts';
+import { createTenancy, type Tenancy } from './tenancy/tenancy.ts';
+import { admitRealtime, limitRequests } from './tenancy/tenancy-middleware.ts';
+import { mountUsageRoutes } from './tenancy/usage-routes.ts';
 
 /** Where the realtime WebSocket lives; adapters mount their upgrade handler here. */
 export const REALTIME_PATH = '/v1/realtime';
 
 export interface EdgeEnv {
-  Variables: { tenant: string };
+  Variables: {
+    tenant: string;
+    /** Who the request acts for (set by the auth middleware on every `/v1/*` route). */
+    principal: Principal;
+    /** Set on an admitted realtime upgrade: pass it to `openRealtime`. */
+    realtime: RealtimeAdmission;
+  };
+}
+
+/** What the realtime upgrade's checks hand to `openRealtime`: who connects, and their reserved slot. */
+export interface RealtimeAdmission {
+  principal: Principal;
+  ticket?: string;
 }
 
 export interface EdgeAppOptions {
   link: WorkerLink;
   /** When non-empty, the realtime route requires one of these keys. */
   apiKeys?: readonly string[];
+  /** API keys, client tokens and the key store; by default built from `apiKeys` (open when empty). */
+  auth?: EdgeAuth;
+  /** Per-tenant rate limits, session quotas and usage metering; by default no limits, usage in memory. */
+  tenancy?: Tenancy;
   defaultConfig?: SessionConfigInput;
   newSessionId?: () => string;
   /** Time and timers for playout estimation (tests pass fakes). */
@@ -34,8 +58,13 @@ export interface EdgeAppOptions {
 
 export interface EdgeApp {
   app: Hono<EdgeEnv>;
-  /** Binds one accepted client socket to a new worker session and starts it. */
-  openRealtime(transport: RealtimeTransport, tenant: string): RealtimeConnection;
+  auth: EdgeAuth;
+  tenancy: Tenancy;
+  /**
+   * Binds one accepted client socket to a new worker session and starts it. Pass the upgrade's
+   * `c.get('realtime')` as `admission`: it carries the session slot and any client-token settings.
+   */
+  openRealtime(transport: RealtimeTransport, tenant: string, admission?: RealtimeAdmission): RealtimeConnection;
 }
 
 /**
@@ -48,7 +77,7 @@ export interface EdgeApp {
  *   edge.app.get(REALTIME_PATH, upgradeWebSocket((c) => {
  *     let connection: RealtimeConnection | undefined;
  *     return {
- *       onOpen: (_e, ws) => { connection = edge.openRealtime(wrap(ws), c.get('tenant')); },
+ *       onOpen: (_e, ws) => { connection = edge.openRealtime(wrap(ws), c.get('tenant'), c.get('realtime')); },
  *       onMessage: (e) => connection?.handleMessage(e.data),
  *       onClose: (e) => connection?.handleClose(e.code, e.reason),
  *     };
@@ -61,25 +90,38 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
 
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/', (c) => c.html(CONSOLE_PAGE));
-  app.use(REALTIME_PATH, requireApiKey(options.apiKeys ?? []));
-  app.use(REALTIME_PATH, async (c, next) => {
-    // One tenant until per-tenant keys exist; the key check above is where a tenant will come from.
-    c.set('tenant', 'default');
-    await next();
-  });
+  const auth = options.auth ?? new EdgeAuth({ apiKeys: options.apiKeys ?? [] });
+  const tenancy = options.tenancy ?? createTenancy();
+  app.use('/v1/*', authenticate(auth), limitRequests(tenancy));
+  app.use(REALTIME_PATH, admitRealtime(tenancy));
+  mountKeyRoutes(app, auth);
+  mountClientSecretRoutes(app, auth, config);
+  mountUsageRoutes(app, tenancy);
 
   return {
     app,
-    openRealtime(transport, tenant) {
+    auth,
+    tenancy,
+    openRealtime(transport, tenant, admission) {
+      const sessionId = newSessionId();
+      const hooks = new SessionMetering({ tenant, sessionId, quotas: tenancy.quotas, meter: tenancy.meter });
       const connection = new RealtimeConnection({
         link: options.link,
         transport,
         tenant,
-        sessionId: newSessionId(),
+        sessionId,
         config,
+        hooks,
+        ...(admission?.principal.session === undefined ? {} : { initialSession: admission.principal.session }),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
         ...(options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes }),
       });
+      const opened = tenancy.quotas.openSession(tenant, sessionId, admission?.ticket);
+      if (!opened.ok) {
+        connection.refuse({ code: 'rate_limited', message: opened.message });
+        return connection;
+      }
+      tenancy.meter.add(tenant, { sessions: 1 });
       connection.start();
       return connection;
     },

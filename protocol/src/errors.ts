@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   'invalid_arguments',
   'rate_limited',
   'unauthorized',
+  /** Authenticated, but the credential may not do this (a missing scope, another tenant's resource). */
+  'forbidden',
   'internal_error',
 ] as const;
 

@@ -1,9 +1,14 @@
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
 import type { SessionConfigInput, WorkerLink } from '@venus/protocol';
 import { createEdgeApp, REALTIME_PATH } from '../app.ts';
+import type { EdgeAuth } from '../auth/edge-auth.ts';
 import type { RealtimeConnection } from '../realtime/realtime-connection.ts';
+import type { Tenancy } from '../tenancy/tenancy.ts';
+import type { TlsOptions } from '../tls/tls-options.ts';
+import { UpgradeRefusals } from './upgrade-refusals.ts';
 
 export interface ServeEdgeNodeOptions {
   link: WorkerLink;
@@ -12,11 +17,19 @@ export interface ServeEdgeNodeOptions {
   /** Default 127.0.0.1: exposing the edge beyond this machine is an explicit choice. */
   hostname?: string;
   apiKeys?: readonly string[];
+  /** Tenant API keys and client tokens (see EdgeAuth); by default from `apiKeys`. */
+  auth?: EdgeAuth;
+  /** Per-tenant limits and usage metering. */
+  tenancy?: Tenancy;
   defaultConfig?: SessionConfigInput;
+  /** Serve https and wss with this key and certificate. */
+  tls?: TlsOptions;
+  /** Outbound bytes a client may leave unread before it is disconnected (default 8 MiB). */
+  maxBufferedBytes?: number;
 }
 
 export interface NodeEdgeServer {
-  /** http://host:port of the running server. */
+  /** http(s)://host:port of the running server. */
   url: string;
   close(): Promise<void>;
 }
@@ -40,9 +53,13 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
   const edge = createEdgeApp({
     link: options.link,
     ...(options.apiKeys === undefined ? {} : { apiKeys: options.apiKeys }),
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(options.tenancy === undefined ? {} : { tenancy: options.tenancy }),
     ...(options.defaultConfig === undefined ? {} : { defaultConfig: options.defaultConfig }),
+    ...(options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes }),
   });
-  const { upgradeWebSocket, injectWebSocket, wss } = createNodeWebSocket({ app: edge.app });
+  const refusals = new UpgradeRefusals();
+  const { upgradeWebSocket, injectWebSocket, wss } = createNodeWebSocket({ app: refusals.wrapApp(edge.app) });
   // @hono/node-ws builds its server without options; ws reads this at each upgrade.
   wss.options.maxPayload = MAX_MESSAGE_BYTES;
 
@@ -60,6 +77,7 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
               bufferedAmount: () => raw?.bufferedAmount ?? 0,
             },
             c.get('tenant'),
+            c.get('realtime'),
           );
         },
         onMessage(event) {
@@ -78,16 +96,23 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
 
   const hostname = options.hostname ?? '127.0.0.1';
   const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>((resolve, reject) => {
-    const server = serve({ fetch: edge.app.fetch, port: options.port, hostname }, (info: AddressInfo) =>
-      resolve({ server, port: info.port }),
-    );
+    const tls = options.tls;
+    const listen = { fetch: edge.app.fetch, port: options.port, hostname };
+    const onListening = (info: AddressInfo) => resolve({ server, port: info.port });
+    const server =
+      tls === undefined
+        ? serve(listen, onListening)
+        : serve(
+            { ...listen, createServer: createHttpsServer, serverOptions: { key: tls.key, cert: tls.cert } },
+            onListening,
+          );
     server.once('error', reject);
   });
-  injectWebSocket(server);
+  injectWebSocket(refusals.wrapServer(server));
 
   const host = hostname.includes(':') ? `[${hostname}]` : hostname;
   return {
-    url: `http://${host}:${port}`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://${host}:${port}`,
     async close() {
       for (const client of wss.clients) client.close(1001, 'server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -8,6 +8,8 @@ import {
 } from '@venus/protocol';
 import { InputAudioConverter } from '../audio/input-audio-converter.ts';
 import { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
+import type { SessionSettings } from '../auth/principal.ts';
+import type { SessionHooks } from '../tenancy/session-hooks.ts';
 import { AssistantResponses } from './assistant-responses.ts';
 import { parseClientEvent } from './client-event-parser.ts';
 import { appendedAudioBytes, userMessageText } from './client-input.ts';
@@ -29,6 +31,10 @@ export interface RealtimeConnectionOptions {
   clock?: Clock;
   /** Close the socket (1008) rather than queue more than this for a slow client. Default 8 MiB. */
   maxBufferedBytes?: number;
+  /** The tenant's accounting: input audio admission, timeline observation, end of session. */
+  hooks?: SessionHooks;
+  /** Settings applied before `session.created` (from the client token that opened the session). */
+  initialSession?: SessionSettings;
 }
 
 type EventOf<T extends ClientEvent['type']> = Extract<ClientEvent, { type: T }>;
@@ -59,6 +65,8 @@ export class RealtimeConnection {
   readonly #responses: AssistantResponses;
   readonly #relay: TimelineRelay;
   readonly #userItems = new Set<string>();
+  readonly #hooks: SessionHooks | undefined;
+  readonly #initialSession: SessionSettings | undefined;
   #state: RealtimeSessionState;
   #converter: InputAudioConverter;
   #encoder: OutputAudioEncoder;
@@ -70,6 +78,8 @@ export class RealtimeConnection {
     this.#transport = options.transport;
     this.#tenant = options.tenant;
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
+    this.#hooks = options.hooks;
+    this.#initialSession = options.initialSession;
     this.#state = {
       id: options.sessionId,
       config: options.config,
@@ -107,9 +117,18 @@ export class RealtimeConnection {
 
   /** Opens the worker session and greets the client with `session.created`. */
   start(): void {
+    const initial = this.#initialSession === undefined ? undefined : this.#applySettings(this.#initialSession);
     this.#unsubscribe = this.#link.onFrame(this.sessionId, (frame) => this.#onWorkerFrame(frame));
     this.#send({ kind: 'open', session: this.sessionId, tenant: this.#tenant, config: this.#state.config });
     this.#emit({ type: 'session.created', session: sessionObject(this.#state) });
+    if (initial !== undefined && !initial.ok) this.#error(initial.error, null);
+  }
+
+  /** Turns the client away before any worker session exists: one `error` event, then close 1013 (try again later). */
+  refuse(error: ProtocolError): void {
+    this.#error(error, null);
+    this.#teardown();
+    this.#transport.close(1013, closeReason(error.message));
   }
 
   /** One message from the client socket: a string for text frames, anything else is binary. */
@@ -150,6 +169,8 @@ export class RealtimeConnection {
         const bytes = appendedAudioBytes(event.audio, this.#state.inputFormat);
         if (!bytes.ok) return bytes.error;
         const pcm = this.#converter.convert(bytes.value);
+        const admitted = pcm.length === 0 ? undefined : this.#hooks?.admitAudioIn(pcm.length / 16);
+        if (admitted !== undefined && !admitted.ok) return admitted.error;
         if (pcm.length > 0) {
           this.#send({ kind: 'audio', session, pcm16k: new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength) });
         }
@@ -201,16 +222,22 @@ export class RealtimeConnection {
   }
 
   #sessionUpdate(event: EventOf<'session.update'>): ProtocolError | undefined {
-    const result = applySessionUpdate(this.#state, event.session);
+    const result = this.#applySettings(event.session);
     if (!result.ok) return result.error;
-    const { inputFormat, outputFormat } = this.#state;
-    this.#state = result.state;
-    if (result.state.inputFormat !== inputFormat) this.#converter = new InputAudioConverter(result.state.inputFormat);
-    if (result.state.outputFormat !== outputFormat) this.#encoder = new OutputAudioEncoder(result.state.outputFormat);
     this.#send({ kind: 'config', session: this.sessionId, config: result.state.config });
     this.#emit({ type: 'session.updated', session: sessionObject(result.state) });
     for (const notice of result.notices) this.#emit({ type: 'venus.notice', ...notice });
     return undefined;
+  }
+
+  #applySettings(settings: SessionSettings): ReturnType<typeof applySessionUpdate> {
+    const result = applySessionUpdate(this.#state, settings);
+    if (!result.ok) return result;
+    const { inputFormat, outputFormat } = this.#state;
+    this.#state = result.state;
+    if (result.state.inputFormat !== inputFormat) this.#converter = new InputAudioConverter(result.state.inputFormat);
+    if (result.state.outputFormat !== outputFormat) this.#encoder = new OutputAudioEncoder(result.state.outputFormat);
+    return result;
   }
 
   #createItem(event: EventOf<'conversation.item.create'>): ProtocolError | undefined {
@@ -289,6 +316,7 @@ export class RealtimeConnection {
     if (this.#closed) return;
     switch (frame.kind) {
       case 'timeline':
+        this.#hooks?.observe(frame.event);
         this.#relay.handle(frame.event);
         return;
       case 'error':
@@ -335,6 +363,7 @@ export class RealtimeConnection {
 
   #teardown(): void {
     this.#closed = true;
+    this.#hooks?.ended();
     this.#estimator.stop();
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
