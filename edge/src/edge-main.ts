@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { serveEdgeNode } from './adapters/node.ts';
+import { FleetWorkerLink, placementFromEnv } from './fleet/index.ts';
+import { WebSocketWorkerLink } from './relay/index.ts';
+
+/**
+ * The `edge` process: the Node edge gateway in front of a fleet of GPU workers. Each realtime
+ * session is placed on a worker (least loaded live worker from the Redis fleet registry, or from the
+ * static VENUS_WORKERS list) and relayed to it over msgpack WebSocket frames.
+ *
+ * Environment:
+ * - PORT (8080), HOST (127.0.0.1; `0.0.0.0` in a container), VENUS_API_KEYS (comma-separated);
+ * - VENUS_WORKERS=ws://gpu-1:8081/relay,... (static list, no Redis needed), or REDIS_URL for the
+ *   fleet registry the workers heartbeat into (VENUS_FLEET_PREFIX, none by default);
+ * - VENUS_RELAY_TOKEN: the token the workers' relays require.
+ */
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  VENUS_API_KEYS: z.string().default(''),
+  VENUS_RELAY_TOKEN: z.string().optional(),
+});
+
+const parsed = EnvSchema.safeParse(process.env);
+if (!parsed.success) {
+  const issue = parsed.error.issues[0];
+  console.error(`edge: ${String(issue?.path[0])}: ${issue?.message}`);
+  process.exit(2);
+}
+const env = parsed.data;
+const apiKeys = env.VENUS_API_KEYS.split(',')
+  .map((key) => key.trim())
+  .filter(Boolean);
+const placement = placementFromEnv(process.env);
+const token = env.VENUS_RELAY_TOKEN || undefined;
+
+const link = new FleetWorkerLink({
+  placement,
+  connect: (worker) =>
+    new WebSocketWorkerLink({
+      url: worker.url,
+      ...(token === undefined ? {} : { token }),
+      onEvent: (event) => {
+        if (event.type === 'connected' || event.type === 'disconnected' || event.type === 'sessions_failed') {
+          console.log(`edge: worker ${worker.id}: ${JSON.stringify(event)}`);
+        }
+      },
+    }),
+});
+const server = await serveEdgeNode({
+  link,
+  port: env.PORT,
+  hostname: env.HOST,
+  ...(apiKeys.length > 0 ? { apiKeys } : {}),
+});
+
+const workers = process.env.VENUS_WORKERS?.trim()
+  ? `static list (${process.env.VENUS_WORKERS})`
+  : 'Redis fleet registry';
+console.log(`edge ready: ${server.url.replace(/^http/, 'ws')}/v1/realtime  (workers from the ${workers})`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    server
+      .close()
+      .then(() => link.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
+  });
+}

@@ -1,0 +1,79 @@
+import { type FleetKeys, fleetKeys, VenusError } from '@venus/protocol';
+import { Redis } from 'ioredis';
+import type { WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
+
+export interface RedisPlacementOptions {
+  url: string;
+  /** Key prefix shared with the workers' registrations. Default none (`fleet:workers`). */
+  prefix?: string;
+}
+
+/**
+ * Picks the least loaded live, non-draining worker with room and reserves a slot on it, in one
+ * step. Workers whose heartbeat key expired are pruned on the way. Reads keys it builds itself,
+ * so this runs on a single Redis (or a cluster with every fleet key in one hash slot).
+ */
+const PLACE_SCRIPT = `
+local ids = redis.call('SMEMBERS', KEYS[1])
+local best, bestUrl, bestLoad
+for _, id in ipairs(ids) do
+  local key = ARGV[1] .. id
+  local f = redis.call('HMGET', key, 'url', 'maxSessions', 'sessions', 'draining')
+  if not f[1] then
+    redis.call('SREM', KEYS[1], id)
+  elseif f[4] ~= '1' then
+    local max = tonumber(f[2]) or 0
+    local n = tonumber(f[3]) or 0
+    if n < max and (bestLoad == nil or n / max < bestLoad) then
+      best, bestUrl, bestLoad = id, f[1], n / max
+    end
+  end
+end
+if best == nil then return false end
+redis.call('HINCRBY', ARGV[1] .. best, 'sessions', 1)
+return {best, bestUrl}
+`;
+
+type PlacingRedis = Redis & {
+  placeSession(workersKey: string, workerPrefix: string): Promise<[string, string] | null>;
+};
+
+/**
+ * Placement from the Redis fleet registry (`fleet:workers`) that GPU workers heartbeat into. A
+ * placement counts against the worker at once, so edges placing at the same moment do not overfill
+ * it; each worker's next heartbeat replaces the count with the sessions it really hosts.
+ *
+ * @example
+ *   const placement = new RedisPlacement({ url: process.env.REDIS_URL! });
+ *   const worker = await placement.place('sess_1'); // { id: 'gpu-1', url: 'ws://10.0.0.7:8081/relay' }
+ */
+export class RedisPlacement implements WorkerPlacement {
+  readonly #redis: PlacingRedis;
+  readonly #keys: FleetKeys;
+
+  constructor(options: RedisPlacementOptions) {
+    this.#keys = fleetKeys(options.prefix);
+    const redis = new Redis(options.url, { connectionName: 'fleet-placement', maxRetriesPerRequest: 2 });
+    redis.defineCommand('placeSession', { numberOfKeys: 1, lua: PLACE_SCRIPT });
+    this.#redis = redis as PlacingRedis;
+  }
+
+  async place(session: string): Promise<WorkerEndpoint> {
+    let picked: [string, string] | null;
+    try {
+      picked = await this.#redis.placeSession(this.#keys.workers, this.#keys.workerPrefix);
+    } catch (cause) {
+      throw new VenusError('model_unavailable', `fleet registry unreachable: ${String(cause)}`, { cause });
+    }
+    if (!picked) throw new VenusError('model_unavailable', `no GPU worker has room for session ${session}`);
+    return { id: picked[0], url: picked[1] };
+  }
+
+  release(_session: string): void {
+    // The worker's heartbeat reports its real count; decrementing here would count the end twice.
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.quit().catch(() => this.#redis.disconnect());
+  }
+}

@@ -1,0 +1,18 @@
+/** A GPU worker an edge can send a session to. */
+export interface WorkerEndpoint {
+  id: string;
+  /** Its relay, ws(s)://host:port/relay. */
+  url: string;
+}
+
+/**
+ * Chooses the GPU worker for each new session. Implementations: a static list (`VENUS_WORKERS`) and
+ * the Redis fleet registry that workers heartbeat into.
+ */
+export interface WorkerPlacement {
+  /** A live worker with room for one more session; rejects with `model_unavailable` when none has. */
+  place(session: string): Promise<WorkerEndpoint>;
+  /** The session has ended. */
+  release(session: string): void;
+  close(): Promise<void>;
+}

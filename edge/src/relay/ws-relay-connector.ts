@@ -1,0 +1,79 @@
+import { VenusError } from '@venus/protocol';
+import WebSocket from 'ws';
+import type { RelayConnector, RelaySocket } from './relay-socket.ts';
+
+export interface WsRelayConnectorOptions {
+  /** Sent as `Authorization: Bearer <token>` on the upgrade. */
+  token?: string;
+  /** Cut the socket when the worker has sent nothing, not even a ping, for this long. Default 25 s. */
+  silenceTimeoutMs?: number;
+  /** Give up on one connection attempt after this long. Default 5 s. */
+  connectTimeoutMs?: number;
+}
+
+/** Largest worker message accepted; timeline frames are far smaller. */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Connects to a worker's relay with `ws` (Node). The worker pings every few seconds; a socket that
+ * hears nothing for `silenceTimeoutMs` is presumed dead and cut, so the link reconnects.
+ *
+ * @example
+ *   const link = new RelayLink({ connect: wsRelayConnector('ws://gpu-1:8081/relay', { token }) });
+ */
+export function wsRelayConnector(url: string, options: WsRelayConnectorOptions = {}): RelayConnector {
+  const silenceTimeoutMs = options.silenceTimeoutMs ?? 25_000;
+  return (handlers) =>
+    new Promise<RelaySocket>((resolve, reject) => {
+      const ws = new WebSocket(url, {
+        headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+        handshakeTimeout: options.connectTimeoutMs ?? 5_000,
+        maxPayload: MAX_MESSAGE_BYTES,
+        perMessageDeflate: false,
+      });
+      let opened = false;
+      let watchdog: ReturnType<typeof setTimeout> | undefined;
+      const heard = () => {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => ws.terminate(), silenceTimeoutMs);
+        watchdog.unref();
+      };
+      ws.on('unexpected-response', (_request, response) => {
+        const status = response.statusCode ?? 0;
+        const code = status === 401 ? 'unauthorized' : 'model_unavailable';
+        reject(new VenusError(code, `relay upgrade to ${url} refused: HTTP ${status}`));
+        ws.terminate();
+      });
+      ws.on('error', (error) => {
+        if (!opened) reject(new VenusError('model_unavailable', `relay ${url}: ${error.message}`, { cause: error }));
+      });
+      ws.on('open', () => {
+        opened = true;
+        heard();
+        resolve({
+          send(bytes) {
+            if (ws.readyState !== WebSocket.OPEN) return false;
+            ws.send(bytes, { binary: true });
+            return true;
+          },
+          bufferedAmount: () => ws.bufferedAmount,
+          close: (code, reason) => ws.close(code, reason),
+        });
+      });
+      ws.on('ping', heard);
+      ws.on('message', (data, isBinary) => {
+        heard();
+        if (isBinary) handlers.onMessage(toBytes(data));
+      });
+      ws.on('close', (code, reason) => {
+        clearTimeout(watchdog);
+        if (opened) handlers.onClose(code, reason.toString());
+      });
+    });
+}
+
+function toBytes(data: WebSocket.RawData): Uint8Array {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return data;
+}

@@ -1,0 +1,1 @@
+export { FleetMember, type FleetMemberOptions } from './fleet-member.ts';
