@@ -1,4 +1,5 @@
 import {
+  type FunctionsCatalog,
   type SessionConfig,
   type SessionConfigInput,
   SessionConfigSchema,
@@ -12,6 +13,7 @@ import { EdgeAuth } from './auth/edge-auth.ts';
 import { mountKeyRoutes } from './auth/key-routes.ts';
 import type { Principal } from './auth/principal.ts';
 import { CONSOLE_PAGE } from './console/console-page.ts';
+import { createFunctionsApi, FUNCTIONS_PATH } from './functions-api/functions-router.ts';
 import type { Clock } from './realtime/clock.ts';
 import { randomId } from './realtime/ids.ts';
 import { RealtimeConnection } from './realtime/realtime-connection.ts';
@@ -54,6 +56,8 @@ export interface EdgeAppOptions {
   clock?: Clock;
   /** Outbound bytes a client may leave unread before it is disconnected (default 8 MiB). */
   maxBufferedBytes?: number;
+  /** Developer functions: when given, their REST API is mounted at FUNCTIONS_PATH (`/v1/functions`). */
+  functions?: FunctionsCatalog;
 }
 
 export interface EdgeApp {
@@ -97,6 +101,7 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
   mountKeyRoutes(app, auth);
   mountClientSecretRoutes(app, auth, config);
   mountUsageRoutes(app, tenancy);
+  if (options.functions) app.route(FUNCTIONS_PATH, createFunctionsApi({ catalog: options.functions }));
 
   return {
     app,

@@ -34,6 +34,13 @@ export { KeyedHash } from './auth/keyed-hash.ts';
 export type { Principal, SessionSettings } from './auth/principal.ts';
 export { RedisKeyStore, type RedisKeyStoreOptions } from './auth/redis-key-store.ts';
 export { SCOPES, type Scope, SERVICE_SCOPES } from './auth/scopes.ts';
+export {
+  apiError,
+  createFunctionsApi,
+  FUNCTIONS_PATH,
+  type FunctionsApiOptions,
+  TENANT_HEADER,
+} from './functions-api/index.ts';
 export { type Clock, systemClock } from './realtime/clock.ts';
 export { PlayoutEstimator, type PlayoutEstimatorOptions } from './realtime/playout-estimator.ts';
 export { RealtimeConnection, type RealtimeConnectionOptions } from './realtime/realtime-connection.ts';

@@ -2,8 +2,17 @@ export { abortableSleep, raceAbort } from './abortable.ts';
 export { type BuiltinFunctionsOptions, createBuiltinFunctions } from './builtins/builtin-functions.ts';
 export { type CalculatorArgs, CalculatorArgsSchema, createCalculator } from './builtins/calculator.ts';
 export type { BuiltinOptions } from './builtins/latency.ts';
+export {
+  createNotes,
+  extractNotes,
+  type NotesArgs,
+  NotesArgsSchema,
+  type NotesOptions,
+} from './builtins/notes.ts';
+export { MemoryNotesStore, type Note, type NotesStore, RedisNotesStore } from './builtins/notes-store.ts';
 export { createWeather, type WeatherArgs, WeatherArgsSchema, type WeatherOptions } from './builtins/weather.ts';
 export { loadBundledWeatherSample, type WeatherSample, WeatherSampleSchema } from './builtins/weather-sample.ts';
+export { createWebFetch, type WebFetchArgs, WebFetchArgsSchema, type WebFetchOptions } from './builtins/web-fetch.ts';
 export {
   createWorldClock,
   type WorldClockArgs,
@@ -28,5 +37,6 @@ export { FunctionRegistry } from './function-registry.ts';
 export { InProcessExecutor, type InProcessExecutorOptions } from './in-process-executor.ts';
 export { DefaultOralizer, type DefaultOralizerOptions, type OralizeInput, type Oralizer } from './oralizer.ts';
 export type { Plan, Planner } from './planner.ts';
+export * from './platform/index.ts';
 export { type ProgressTickerOptions, startProgressTicker } from './progress-ticker.ts';
 export { RouterPlanner, type RouterPlannerOptions, routerTokens } from './router-planner.ts';

@@ -1,7 +1,9 @@
 import type { VenusFunction } from '../function-definition.ts';
 import { createCalculator } from './calculator.ts';
 import type { BuiltinOptions } from './latency.ts';
+import { createNotes, type NotesOptions } from './notes.ts';
 import { createWeather, type WeatherOptions } from './weather.ts';
+import { createWebFetch, type WebFetchOptions } from './web-fetch.ts';
 import { createWorldClock, type WorldClockOptions } from './world-clock.ts';
 
 export interface BuiltinFunctionsOptions {
@@ -12,10 +14,14 @@ export interface BuiltinFunctionsOptions {
   worldClock?: WorldClockOptions;
   calculator?: BuiltinOptions;
   weather?: WeatherOptions;
+  /** Adds web_fetch, limited to its `allowHosts`; absent by default. */
+  webFetch?: WebFetchOptions;
+  /** Adds notes (Redis when `redisUrl` is given, memory otherwise); absent by default. */
+  notes?: NotesOptions;
 }
 
 /**
- * The three built-ins: world_clock, calculator and weather.
+ * The built-ins: world_clock, calculator and weather, plus web_fetch and notes when their options are given.
  *
  * @example
  *   const registry = new FunctionRegistry(createBuiltinFunctions({ latencyMs: 50 }));
@@ -23,9 +29,12 @@ export interface BuiltinFunctionsOptions {
 export function createBuiltinFunctions(options: BuiltinFunctionsOptions = {}): VenusFunction[] {
   const shared = options.latencyMs === undefined ? {} : { latencyMs: options.latencyMs };
   const clock = options.now === undefined ? {} : { now: options.now };
-  return [
+  const functions = [
     createWorldClock({ ...shared, ...clock, ...options.worldClock }),
     createCalculator({ ...shared, ...options.calculator }),
     createWeather({ ...shared, ...options.weather }),
   ] as VenusFunction[];
+  if (options.webFetch !== undefined) functions.push(createWebFetch(options.webFetch) as VenusFunction);
+  if (options.notes !== undefined) functions.push(createNotes({ ...clock, ...options.notes }) as VenusFunction);
+  return functions;
 }

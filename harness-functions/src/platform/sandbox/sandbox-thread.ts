@@ -1,0 +1,195 @@
+import { Worker } from 'node:worker_threads';
+import type { InvocationError } from '@venus/protocol';
+
+/** What the worker thread runs: `invoke` calls the function, `check` loads it, `parse` only compiles. */
+export interface SandboxJob {
+  id: number;
+  mode: 'invoke' | 'check' | 'parse';
+  source: string;
+  /** Arguments as JSON text. */
+  args: string;
+  env: Record<string, string>;
+  grants: { fetch: string[] };
+  limits: { cpuMs: number; memoryMb: number };
+  meta: { functionName: string; version: number; workId: string; session: string };
+  /** Epoch ms; what `ctx.remainingMs()` counts down to. */
+  deadlineAt: number;
+}
+
+export type SandboxOutcome =
+  | { ok: true; value: string; logs: string[]; cpuMs: number }
+  | { ok: false; error: InvocationError; logs: string[]; cpuMs?: number };
+
+type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'log'; id: number; line: string }
+  | ({ type: 'result'; id: number; cpuMs: number } & (
+      | { ok: true; value: string }
+      | { ok: false; error: InvocationError }
+    ));
+
+const WORKER_URL = new URL('./sandbox-worker.mjs', import.meta.url);
+
+interface Running {
+  job: SandboxJob;
+  logs: string[];
+  resolve(outcome: SandboxOutcome): void;
+  timer: ReturnType<typeof setTimeout>;
+  onAbort?: () => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * One sandbox worker thread with V8 heap limits, running one job at a time. A heap blow-up, a
+ * wall-clock overrun or a cancellation ends the thread (and only it); the job then fails with
+ * `memory_limit`, `wall_timeout` or `cancelled`. The thread gets an empty environment, so even
+ * code that escaped the vm context would find no parent secrets in `process.env`.
+ *
+ * @example
+ *   const thread = new SandboxThread(64);
+ *   await thread.ready;
+ *   const outcome = await thread.run(job, { wallMs: 5000 });
+ */
+export class SandboxThread {
+  readonly memoryMb: number;
+  readonly ready: Promise<void>;
+  #worker: Worker;
+  #running: Running | undefined;
+  #alive = true;
+  #exitListeners = new Set<() => void>();
+
+  constructor(memoryMb: number, options: { stackSizeMb?: number } = {}) {
+    this.memoryMb = memoryMb;
+    this.#worker = new Worker(WORKER_URL, {
+      env: {},
+      execArgv: ['--experimental-vm-modules', '--no-warnings'],
+      resourceLimits: {
+        maxOldGenerationSizeMb: memoryMb,
+        maxYoungGenerationSizeMb: Math.max(2, Math.min(32, Math.floor(memoryMb / 4))),
+        stackSizeMb: options.stackSizeMb ?? 4,
+      },
+    });
+    this.#worker.unref();
+    this.ready = new Promise<void>((resolve, reject) => {
+      const onMessage = (message: WorkerMessage) => {
+        if (message.type !== 'ready') return;
+        this.#worker.off('message', onMessage);
+        resolve();
+      };
+      this.#worker.on('message', onMessage);
+      this.#worker.once('error', reject);
+      this.#worker.once('exit', (code) => reject(new Error(`sandbox worker exited with code ${code} while starting`)));
+    });
+    this.ready.catch(() => {});
+    this.#worker.on('message', (message: WorkerMessage) => this.#onMessage(message));
+    this.#worker.on('error', (error: Error & { code?: string }) => this.#onError(error));
+    this.#worker.on('exit', () => this.#onExit());
+  }
+
+  get alive(): boolean {
+    return this.#alive;
+  }
+
+  get busy(): boolean {
+    return this.#running !== undefined;
+  }
+
+  onExit(listener: () => void): void {
+    this.#exitListeners.add(listener);
+  }
+
+  run(job: SandboxJob, options: { wallMs: number; signal?: AbortSignal }): Promise<SandboxOutcome> {
+    if (!this.#alive) {
+      return Promise.resolve({
+        ok: false,
+        error: { code: 'function_error', message: 'sandbox worker is gone' },
+        logs: [],
+      });
+    }
+    if (this.#running !== undefined) throw new Error('a sandbox thread runs one job at a time');
+    return new Promise<SandboxOutcome>((resolve) => {
+      const running: Running = {
+        job,
+        logs: [],
+        resolve,
+        timer: setTimeout(() => {
+          this.#kill({
+            code: 'wall_timeout',
+            message: `the function ran past its ${options.wallMs} ms wall-clock limit`,
+          });
+        }, options.wallMs),
+      };
+      if (options.signal) {
+        const signal = options.signal;
+        if (signal.aborted) {
+          clearTimeout(running.timer);
+          resolve({ ok: false, error: { code: 'cancelled', message: 'the invocation was cancelled' }, logs: [] });
+          return;
+        }
+        running.signal = signal;
+        running.onAbort = () => this.#kill({ code: 'cancelled', message: 'the invocation was cancelled' });
+        signal.addEventListener('abort', running.onAbort, { once: true });
+      }
+      this.#running = running;
+      this.#worker.postMessage({ type: 'job', job });
+    });
+  }
+
+  async terminate(): Promise<void> {
+    this.#alive = false;
+    await this.#worker.terminate();
+  }
+
+  #onMessage(message: WorkerMessage): void {
+    const running = this.#running;
+    if (running === undefined || message.type === 'ready' || message.id !== running.job.id) return;
+    if (message.type === 'log') {
+      running.logs.push(message.line);
+      return;
+    }
+    this.#settle(
+      message.ok
+        ? { ok: true, value: message.value, logs: running.logs, cpuMs: message.cpuMs }
+        : { ok: false, error: message.error, logs: running.logs, cpuMs: message.cpuMs },
+    );
+  }
+
+  #onError(error: Error & { code?: string }): void {
+    this.#alive = false;
+    if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      this.#settleError({
+        code: 'memory_limit',
+        message: `the function ran out of memory (heap limit ${this.memoryMb} MB); its worker was stopped`,
+      });
+      return;
+    }
+    this.#settleError({ code: 'function_error', message: `the sandbox worker crashed: ${error.message}` });
+  }
+
+  #onExit(): void {
+    this.#alive = false;
+    this.#settleError({ code: 'function_error', message: 'the sandbox worker exited unexpectedly' });
+    for (const listener of this.#exitListeners) listener();
+    this.#exitListeners.clear();
+  }
+
+  #kill(error: InvocationError): void {
+    this.#settleError(error);
+    this.#alive = false;
+    void this.#worker.terminate();
+  }
+
+  #settleError(error: InvocationError): void {
+    const logs = this.#running?.logs ?? [];
+    this.#settle({ ok: false, error, logs });
+  }
+
+  #settle(outcome: SandboxOutcome): void {
+    const running = this.#running;
+    if (running === undefined) return;
+    this.#running = undefined;
+    clearTimeout(running.timer);
+    if (running.onAbort) running.signal?.removeEventListener('abort', running.onAbort);
+    running.resolve(outcome);
+  }
+}
