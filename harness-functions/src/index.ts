@@ -1,4 +1,14 @@
 export { abortableSleep, raceAbort } from './abortable.ts';
+export {
+  type BenchDelegationOptions,
+  type BenchDelegationResult,
+  type BenchTarget,
+  type BullmqBenchTargetOptions,
+  benchDelegation,
+  benchFunctions,
+  bullmqBenchTarget,
+  inProcessBenchTarget,
+} from './bench-delegation.ts';
 export { type BuiltinFunctionsOptions, createBuiltinFunctions } from './builtins/builtin-functions.ts';
 export { type CalculatorArgs, CalculatorArgsSchema, createCalculator } from './builtins/calculator.ts';
 export type { BuiltinOptions } from './builtins/latency.ts';
@@ -19,6 +29,22 @@ export {
   WorldClockArgsSchema,
   type WorldClockOptions,
 } from './builtins/world-clock.ts';
+export {
+  BullmqDelegationConsumer,
+  type BullmqDelegationConsumerOptions,
+  BullmqDelegationProducer,
+  type BullmqDelegationProducerOptions,
+  DEFAULT_DELEGATION_PREFIX,
+  type DelegationJob,
+  DelegationJobSchema,
+  type DelegationKeys,
+  type DelegationRecord,
+  delegationKeys,
+  jobIdFor,
+  WorkEventReader,
+  type WorkEventReaderOptions,
+  WorkEventSchema,
+} from './bullmq/index.ts';
 export {
   DelegationRunner,
   type DelegationRunnerOptions,

@@ -1,0 +1,9 @@
+export { BullmqDelegationConsumer, type BullmqDelegationConsumerOptions } from './bullmq-delegation-consumer.ts';
+export {
+  BullmqDelegationProducer,
+  type BullmqDelegationProducerOptions,
+  type DelegationRecord,
+} from './bullmq-delegation-producer.ts';
+export { type DelegationJob, DelegationJobSchema, WorkEventSchema } from './delegation-job.ts';
+export { DEFAULT_DELEGATION_PREFIX, type DelegationKeys, delegationKeys, jobIdFor } from './delegation-keys.ts';
+export { WorkEventReader, type WorkEventReaderOptions } from './work-event-reader.ts';
