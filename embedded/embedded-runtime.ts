@@ -1,4 +1,4 @@
-import { serveEdgeNode } from '@venus/edge';
+import { type ServeEdgeNodeOptions, serveEdgeNode } from '@venus/edge';
 import { createTimelineStore, ReferenceModelPort, SessionHost } from '@venus/gpu-worker';
 import {
   createBuiltinFunctions,
@@ -16,6 +16,8 @@ export interface EmbeddedRuntimeOptions {
   redisUrl?: string;
   apiKeys?: string[];
   defaultConfig?: SessionConfigInput;
+  /** Anything else the Node edge takes: auth, tenancy, tls, webrtc, buffer limits. */
+  edge?: Omit<ServeEdgeNodeOptions, 'link' | 'port' | 'hostname' | 'apiKeys' | 'defaultConfig'>;
   /** Functions the harness may call; the built-ins by default. */
   functions?: VenusFunction[];
   /** Replace the reference model (e.g. with another ModelPort). */
@@ -58,6 +60,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     hostname: options.hostname ?? '127.0.0.1',
     ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
     ...(options.defaultConfig ? { defaultConfig: options.defaultConfig } : {}),
+    ...options.edge,
   });
   return {
     url: edge.url,

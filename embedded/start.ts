@@ -1,23 +1,37 @@
+import { createTenancy, EdgeAuth, edgeAuthOptionsFromEnv, limitsFromEnv, tlsFromEnv } from '@venus/edge';
 import { startEmbeddedRuntime } from './embedded-runtime.ts';
 
-/** `npm start`: the whole runtime in one process on 127.0.0.1:8080 (PORT, HOST, REDIS_URL, VENUS_API_KEYS). */
+/**
+ * `npm start`: the whole runtime in one process on 127.0.0.1:8080. Environment: PORT, HOST,
+ * REDIS_URL (Redis Streams timeline), VENUS_API_KEYS / VENUS_ADMIN_KEY / VENUS_AUTH_SECRET (auth),
+ * VENUS_TENANT_LIMITS (JSON), VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE (https/wss).
+ */
 const port = Number(process.env.PORT ?? 8080);
 const hostname = process.env.HOST ?? '127.0.0.1';
-const apiKeys = process.env.VENUS_API_KEYS?.split(',').filter(Boolean);
+const tls = tlsFromEnv(process.env);
 const started = performance.now();
 const runtime = await startEmbeddedRuntime({
   port,
   hostname,
   ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
-  ...(apiKeys?.length ? { apiKeys } : {}),
+  edge: {
+    auth: new EdgeAuth(edgeAuthOptionsFromEnv(process.env)),
+    tenancy: createTenancy({ limits: limitsFromEnv(process.env) }),
+    ...(tls ? { tls } : {}),
+  },
 });
 const caps = await runtime.model.capabilities();
 const ws = runtime.url.replace(/^http/, 'ws');
+const secured =
+  process.env.VENUS_ADMIN_KEY || process.env.VENUS_API_KEYS
+    ? 'API keys required'
+    : 'open (set VENUS_API_KEYS or VENUS_ADMIN_KEY to require keys)';
 console.log(`Realtime-Venus runtime ready in ${Math.round(performance.now() - started)} ms`);
 console.log(`  console    ${runtime.url}/`);
 console.log(`  realtime   ${ws}/v1/realtime   (OpenAI-Realtime-compatible + venus.* events)`);
 console.log(`  model      ${caps.model} ${caps.modelRevision}, up to ${caps.maxSessions} sessions`);
 console.log(`  timeline   ${process.env.REDIS_URL ? 'Redis Streams' : 'in-memory'}; harness in process`);
+console.log(`  auth       ${secured}`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
