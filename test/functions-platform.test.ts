@@ -6,6 +6,7 @@ import {
   CatalogDelegationRunner,
   createBuiltinFunctions,
   FunctionPlatform,
+  loadMiniflareRuntime,
   MemoryFunctionStore,
   ModuleSandbox,
   RedisFunctionStore,
@@ -221,6 +222,39 @@ describe('HTTP functions', () => {
       expect(await catalog.invoke('acme', 'edge_fn', {})).toMatchObject({ ok: true, speech: 'from the worker' });
     } finally {
       await endpoint.close();
+    }
+  });
+});
+
+// Local Worker runs need the optional miniflare package; where it is installed, this runs workerd for real.
+const workers = await loadMiniflareRuntime();
+
+describe('cloudflare-worker functions run locally in workerd', () => {
+  it.skipIf(workers === null)('signs the request, binds the secret as env and validates the reply', async () => {
+    const catalog = new FunctionPlatform({ store: new MemoryFunctionStore(), sandbox, workers });
+    try {
+      await catalog.setSecret('acme', 'HOOK_SECRET', 'worker-secret-123');
+      const script = `export default { async fetch(request, env) {
+        const body = await request.json();
+        const signed = (request.headers.get('x-venus-signature') ?? '').startsWith('sha256=');
+        return Response.json({ speech: 'Hi ' + body.args.who, data: { signed, secret: env.HOOK_SECRET === 'worker-secret-123' } });
+      } }`;
+      await catalog.deploy('acme', {
+        name: 'edge_greet',
+        description: 'Greets from a Worker.',
+        parameters: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] },
+        kind: { type: 'cloudflare-worker', script, secretName: 'HOOK_SECRET' },
+      });
+      const result = await catalog.invoke('acme', 'edge_greet', { who: 'Ada' });
+      expect(result).toMatchObject({ ok: true, speech: 'Hi Ada', data: { signed: true, secret: true } });
+      const broken = catalog.deploy('acme', {
+        name: 'broken_worker',
+        description: 'Does not compile.',
+        kind: { type: 'cloudflare-worker', script: 'export default { fetch() { return new Response(' },
+      });
+      await expect(broken).rejects.toMatchObject({ code: 'invalid_arguments' });
+    } finally {
+      await catalog.close();
     }
   });
 });
