@@ -93,6 +93,11 @@ export class VoiceActivity {
     return this.burst !== null;
   }
 
+  /** The burst in progress, if any. */
+  get activeBurst(): Readonly<Burst> | null {
+    return this.burst;
+  }
+
   /** Feeds the frames' probabilities in order; `assistantSpeaking` marks an active burst as overlapping. */
   update(probabilities: Float32Array, frames: readonly Float32Array[], assistantSpeaking: boolean): VoiceUpdate {
     const milestones: BurstMilestone[] = [];

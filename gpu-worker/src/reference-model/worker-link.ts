@@ -55,13 +55,14 @@ export function startWorker<Ready>(
 
 /**
  * The main thread's side of one inference worker: request/response calls matched by id, one-way
- * sends for inputs, and failure of every pending call if the worker dies.
+ * sends for inputs, and failure of every pending call if the worker dies. `Out` is the worker's
+ * message protocol; replies are `{ t: 'reply', id, ok, … }` whatever the worker.
  *
  * @example
  *   const link = new WorkerLink(worker);
  *   const step = await link.call({ t: 'call', id: link.nextId(), handle, call: { op: 'step', request } });
  */
-export class WorkerLink {
+export class WorkerLink<Out extends { t: string } = MainToInference> {
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: unknown) => void }>();
   private ids = 0;
   private failure: VenusError | null = null;
@@ -93,12 +94,12 @@ export class WorkerLink {
     return this.failure === null;
   }
 
-  send(message: MainToInference, transfer: readonly ArrayBuffer[] = []): void {
+  send(message: Out, transfer: readonly ArrayBuffer[] = []): void {
     if (this.failure) throw this.failure;
     this.worker.postMessage(message, transfer as ArrayBuffer[]);
   }
 
-  call<T>(message: Extract<MainToInference, { id: number }>): Promise<T> {
+  call<T>(message: Extract<Out, { id: number }>): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<T>((resolve, reject) => {
       this.pending.set(message.id, { resolve: resolve as (value: unknown) => void, reject });

@@ -1,0 +1,157 @@
+import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
+import { startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
+import { type CascadeConfig, cascadeConfigFromEnv } from './cascade-config.ts';
+import { CascadeSession, type CascadeSessionOwner } from './cascade-session.ts';
+import type { CascadeToMain, CascadeWorkerData, MainToCascade } from './cascade-worker-protocol.ts';
+
+export const CASCADE_MODEL_REVISION = 'cascade-v1';
+const SPECIAL_TOKENS = {
+  listen: '<|listen|>',
+  speak: '<|speak|>',
+  turn_eos: '<|turn_eos|>',
+  delegate_open: '<delegate>',
+  delegate_close: '</delegate>',
+  backend_open: '<backend>',
+  backend_close: '</backend>',
+};
+
+/**
+ * A model port for users without Venus weights: a cascade of OpenAI-compatible endpoints
+ * (speech-to-text, a streaming chat model, text-to-speech) behind our own VAD and turn-taking
+ * (Silero VAD and the reference model's overlap rules, in worker threads). The chat model is
+ * taught the delegate protocol by its system prompt, so delegation, `<backend>` results,
+ * barge-in and "context keeps only what was heard" work as with the Venus model, at cascade
+ * latency. Configure it with `cascadeConfigFromEnv()` (`VENUS_CASCADE_*`).
+ *
+ * @example
+ *   const port = await CascadeModelPort.create(cascadeConfigFromEnv({ VENUS_CASCADE_BASE_URL: 'http://localhost:8000/v1' }));
+ *   const s = await port.openSession({ sessionId: 's1', incarnation: 0 });
+ *   await s.appendText({ inputSeq: 1, itemId: 'i1', text: "what's the weather in Paris" });
+ *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
+ *   await port.close();
+ */
+export class CascadeModelPort implements ModelPort, CascadeSessionOwner {
+  private readonly sessions = new Map<string, CascadeSession>();
+  private nextLink = 0;
+  private handles = 0;
+  private isClosed = false;
+
+  private constructor(
+    private readonly links: WorkerLink<MainToCascade>[],
+    readonly config: CascadeConfig,
+  ) {}
+
+  static async create(config: CascadeConfig): Promise<CascadeModelPort> {
+    const data: CascadeWorkerData = { config, maxBatch: 64 };
+    const started = await Promise.allSettled(
+      Array.from({ length: Math.max(1, Math.floor(config.threads)) }, () =>
+        startWorker<CascadeToMain>(new URL('./cascade-worker.ts', import.meta.url), data),
+      ),
+    );
+    const workers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.worker] : []));
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) {
+      await Promise.all(workers.map((w) => w.terminate()));
+      throw failed.reason;
+    }
+    return new CascadeModelPort(
+      workers.map((w) => new WorkerLink<MainToCascade>(w)),
+      config,
+    );
+  }
+
+  /** A port configured from `VENUS_CASCADE_*` environment variables. */
+  static fromEnv(env: Record<string, string | undefined> = process.env): Promise<CascadeModelPort> {
+    return CascadeModelPort.create(cascadeConfigFromEnv(env));
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  async capabilities(): Promise<ModelCapabilities> {
+    const { transcription, chat, speech } = this.config;
+    return {
+      model: `cascade:${chat.model}`,
+      modelRevision: `${CASCADE_MODEL_REVISION} (${transcription.model} + ${chat.model} + ${speech.model})`,
+      specialTokens: { ...SPECIAL_TOKENS },
+      maxSessions: this.config.maxSessions,
+      audioInput: true,
+      videoInput: false,
+      textInput: true,
+      // Steps carry speech: the host needs no synthesiser of its own.
+      nativeAudioOutput: true,
+      inputSampleRateHz: 16_000,
+      outputSampleRateHz: 24_000,
+    };
+  }
+
+  async openSession(request: OpenSessionRequest): Promise<CascadeSession> {
+    if (this.isClosed) throw new VenusError('model_unavailable', 'the cascade model port is closed');
+    const existing = this.sessions.get(request.sessionId);
+    if (existing?.isOpen && request.incarnation <= existing.incarnation) {
+      throw new VenusError(
+        'stale_incarnation',
+        `session ${request.sessionId} is open at incarnation ${existing.incarnation}; ${request.incarnation} is not newer`,
+      );
+    }
+    existing?.supersede();
+    if (this.openCount() >= this.config.maxSessions) {
+      throw new VenusError(
+        'model_unavailable',
+        `the cascade model is at capacity (${this.config.maxSessions} sessions)`,
+      );
+    }
+    const link = this.pickLink();
+    const handle = ++this.handles;
+    await link.call({
+      t: 'open',
+      id: link.nextId(),
+      handle,
+      sessionId: request.sessionId,
+      incarnation: request.incarnation,
+      ...(request.voice ? { voice: request.voice } : {}),
+      ...(request.instructions ? { instructions: request.instructions } : {}),
+    });
+    const session = new CascadeSession(request.sessionId, request.incarnation, handle, link, this);
+    link.sessions += 1;
+    this.sessions.set(request.sessionId, session);
+    return session;
+  }
+
+  released(session: CascadeSession): void {
+    if (this.sessions.get(session.sessionId) === session) this.sessions.delete(session.sessionId);
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    // Each thread releases its onnxruntime session first: terminating a thread that still holds
+    // one aborts the whole process at exit.
+    await Promise.all(
+      this.links
+        .filter((l) => l.alive)
+        .map((l) =>
+          Promise.race([
+            l.call({ t: 'shutdown', id: l.nextId() }).catch(() => undefined),
+            new Promise((r) => setTimeout(r, 2000).unref()),
+          ]),
+        ),
+    );
+    for (const link of this.links) link.fail(new VenusError('model_unavailable', 'the cascade model port is closed'));
+    this.sessions.clear();
+    await Promise.all(this.links.map((l) => l.worker.terminate()));
+  }
+
+  private openCount(): number {
+    return this.links.reduce((n, l) => n + l.sessions, 0);
+  }
+
+  private pickLink(): WorkerLink<MainToCascade> {
+    const alive = this.links.filter((l) => l.alive);
+    if (alive.length === 0) throw new VenusError('model_unavailable', 'no cascade worker is running');
+    const link = alive[this.nextLink % alive.length]!;
+    this.nextLink += 1;
+    return link;
+  }
+}

@@ -1,0 +1,134 @@
+import {
+  type InputAck,
+  type ModelSession,
+  type OutputStep,
+  type PrefillAck,
+  type PrefillRequest,
+  type StepRequest,
+  VenusError,
+} from '@venus/protocol';
+import type { WorkerLink } from '../../reference-model/worker-link.ts';
+import type { SessionCall, SessionCallResult } from '../../reference-model/worker-protocol.ts';
+import type { MainToCascade } from './cascade-worker-protocol.ts';
+
+/** What a session needs from the port that opened it. */
+export interface CascadeSessionOwner {
+  readonly closed: boolean;
+  released(session: CascadeSession): void;
+}
+
+/**
+ * The main thread's handle on one cascade session living in a worker thread. Inputs are posted
+ * without a round trip (the worker applies them in order); step, prefill, park, playback
+ * acknowledgements and close are calls. A handle whose session was reopened with a higher
+ * incarnation is stale: every later call on it rejects with `stale_incarnation`.
+ *
+ * @example
+ *   const s = await port.openSession({ sessionId: 's1', incarnation: 0 });
+ *   await s.appendText({ inputSeq: 1, itemId: 'i1', text: 'what time is it in Tokyo' });
+ *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
+ */
+export class CascadeSession implements ModelSession {
+  private lastInputSeq = -1;
+  private state: 'open' | 'closed' | 'stale' = 'open';
+
+  constructor(
+    readonly sessionId: string,
+    readonly incarnation: number,
+    private readonly handle: number,
+    private readonly link: WorkerLink<MainToCascade>,
+    private readonly owner: CascadeSessionOwner,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.state === 'open';
+  }
+
+  /** Called by the port when a higher incarnation of this session opens. */
+  supersede(): void {
+    if (this.state !== 'open') return;
+    this.state = 'stale';
+    this.link.sessions -= 1;
+    this.link
+      .call({ t: 'call', id: this.link.nextId(), handle: this.handle, call: { op: 'close', reason: 'superseded' } })
+      .catch(() => undefined);
+  }
+
+  async appendAudio(input: { inputSeq: number; pcm16k: Int16Array }): Promise<InputAck> {
+    this.acceptInput(input.inputSeq);
+    // A private copy is transferred, so the caller's buffer stays usable.
+    const pcm = input.pcm16k.slice();
+    this.link.send({ t: 'audio', handle: this.handle, inputSeq: input.inputSeq, pcm }, [pcm.buffer as ArrayBuffer]);
+    return { inputSeq: input.inputSeq };
+  }
+
+  async appendText(input: { inputSeq: number; itemId: string; text: string }): Promise<InputAck> {
+    this.acceptInput(input.inputSeq);
+    this.link.send({ t: 'text', handle: this.handle, inputSeq: input.inputSeq, text: input.text });
+    return { inputSeq: input.inputSeq };
+  }
+
+  async appendVideoFrame(_input: { inputSeq: number; mimeType: string; data: Uint8Array }): Promise<InputAck> {
+    this.assertOpen();
+    throw new VenusError('unsupported_feature', 'the cascade model takes no video input');
+  }
+
+  prefill(request: PrefillRequest): Promise<PrefillAck> {
+    return this.call({ op: 'prefill', request });
+  }
+
+  async playbackAck(input: { utteranceId: string; playedMs: number; final: boolean }): Promise<void> {
+    await this.call({ op: 'playbackAck', ...input });
+  }
+
+  async park(input: { planId: string; utteranceId: string; remainder: string }): Promise<void> {
+    await this.call({ op: 'park', ...input });
+  }
+
+  step(request: StepRequest): Promise<OutputStep> {
+    return this.call({ op: 'step', request });
+  }
+
+  async cancelResponse(): Promise<void> {
+    await this.call({ op: 'cancelResponse' });
+  }
+
+  async close(reason: string): Promise<void> {
+    if (this.state === 'closed') return;
+    if (this.state === 'stale') this.assertOpen();
+    this.state = 'closed';
+    this.link.sessions -= 1;
+    this.owner.released(this);
+    // Closing after the port or its worker is gone has nothing left to free.
+    if (this.owner.closed || !this.link.alive) return;
+    await this.link.call({ t: 'call', id: this.link.nextId(), handle: this.handle, call: { op: 'close', reason } });
+  }
+
+  private call<K extends SessionCall['op']>(call: Extract<SessionCall, { op: K }>): Promise<SessionCallResult[K]> {
+    try {
+      this.assertOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.link.call<SessionCallResult[K]>({ t: 'call', id: this.link.nextId(), handle: this.handle, call });
+  }
+
+  private acceptInput(inputSeq: number): void {
+    this.assertOpen();
+    if (!Number.isInteger(inputSeq) || inputSeq <= this.lastInputSeq) {
+      throw new VenusError('invalid_event', `inputSeq ${inputSeq} does not follow ${this.lastInputSeq}`);
+    }
+    this.lastInputSeq = inputSeq;
+  }
+
+  private assertOpen(): void {
+    if (this.state === 'stale') {
+      throw new VenusError(
+        'stale_incarnation',
+        `session ${this.sessionId} incarnation ${this.incarnation} was superseded`,
+      );
+    }
+    if (this.owner.closed) throw new VenusError('model_unavailable', 'the cascade model port is closed');
+    if (this.state === 'closed') throw new VenusError('session_closed', `session ${this.sessionId} is closed`);
+  }
+}
