@@ -1,3 +1,4 @@
+export * from './model-ports/index.ts';
 export * from './reference-model/index.ts';
 export * from './session-host/index.ts';
 export * from './timeline/index.ts';

@@ -85,6 +85,9 @@ const synthesize: Synthesize = (text, voice) => tts.synthesize(text, voice);
 
 port.on('message', (message: MainToInference) => {
   switch (message.t) {
+    case 'crash':
+      process.exit(1);
+      return;
     case 'shutdown':
       for (const hosted of sessions.values()) hosted.dialogue.close();
       sessions.clear();
@@ -156,5 +159,5 @@ async function calibrate(): Promise<number> {
   return (performance.now() - started) / (rounds * dialogues.length);
 }
 
-const ready: InferenceToMain = { t: 'ready', stepCostMs: await calibrate() };
+const ready: InferenceToMain = { t: 'ready', stepCostMs: data.calibrate === false ? Number.NaN : await calibrate() };
 port.postMessage(ready);

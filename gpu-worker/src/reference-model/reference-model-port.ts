@@ -1,14 +1,24 @@
-import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
+import { LinkPool } from './link-pool.ts';
 import { ReferenceModelSession, type SessionOwner } from './reference-model-session.ts';
 import { startWorker, WorkerLink } from './worker-link.ts';
-import type { InferenceToMain, InferenceWorkerData, TtsToMain, TtsWorkerData } from './worker-protocol.ts';
+import type {
+  InferenceToMain,
+  InferenceWorkerData,
+  MainToInference,
+  TtsControl,
+  TtsToMain,
+  TtsWorkerData,
+} from './worker-protocol.ts';
 
 export interface ReferenceModelOptions {
   /** Threads that host sessions (dialogue state, VAD); sessions are assigned round-robin. Default 1. */
   inferenceThreads?: number;
   /** Threads that synthesise speech. Default 1. */
   ttsThreads?: number;
+  /** A fixed capacity instead of the calibrated one, e.g. for benchmarks that probe past it. */
+  maxSessions?: number;
 }
 
 /** What the port measured at startup, and the capacity it derived from it. */
@@ -54,12 +64,11 @@ const MAX_SESSIONS_CAP = 256;
  */
 export class ReferenceModelPort implements ModelPort, SessionOwner {
   private readonly sessions = new Map<string, ReferenceModelSession>();
-  private nextLink = 0;
   private handles = 0;
   private isClosed = false;
 
   private constructor(
-    private readonly links: WorkerLink[],
+    private readonly pool: LinkPool<MainToInference>,
     private readonly ttsWorkers: Worker[],
     readonly calibration: ReferenceModelCalibration,
   ) {}
@@ -67,45 +76,59 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
   static async create(options: ReferenceModelOptions = {}): Promise<ReferenceModelPort> {
     const inferenceThreads = Math.max(1, Math.floor(options.inferenceThreads ?? 1));
     const ttsThreads = Math.max(1, Math.floor(options.ttsThreads ?? 1));
-    // One channel per (inference, tts) pair, so speech never passes through the main thread.
-    const channels = Array.from({ length: inferenceThreads }, () =>
-      Array.from({ length: ttsThreads }, () => new MessageChannel()),
-    );
-    const ttsStarts = Array.from({ length: ttsThreads }, (_, j) => {
-      const ports: MessagePort[] = channels.map((row) => row[j]!.port2);
-      const data: TtsWorkerData = { ports };
-      return startWorker<TtsToMain>(new URL('./tts-worker.ts', import.meta.url), data, ports);
+    const ttsStarts = Array.from({ length: ttsThreads }, () => {
+      const data: TtsWorkerData = { ports: [] };
+      return startWorker<TtsToMain>(new URL('./tts-worker.ts', import.meta.url), data);
     });
-    const inferenceStarts = channels.map((row) => {
-      const ttsPorts = row.map((c) => c.port1);
-      const data: InferenceWorkerData = { ttsPorts, maxBatch: 64 };
-      return startWorker<InferenceToMain>(new URL('./inference-worker.ts', import.meta.url), data, ttsPorts);
-    });
-    const started = await Promise.allSettled([...ttsStarts, ...inferenceStarts]);
-    const workers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.worker] : []));
-    const failed = started.find((s) => s.status === 'rejected');
-    if (failed) {
-      await Promise.all(workers.map((w) => w.terminate()));
-      throw failed.reason;
+    const ttsStarted = await Promise.allSettled(ttsStarts);
+    const tts = ttsStarted.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const ttsFailed = ttsStarted.find((s) => s.status === 'rejected');
+    if (ttsFailed) {
+      await Promise.all(tts.map((t) => t.worker.terminate()));
+      throw ttsFailed.reason;
     }
-    const tts = (await Promise.all(ttsStarts)).map((s) => ({ worker: s.worker, synthMs: s.ready.synthMs }));
-    const inference = (await Promise.all(inferenceStarts)).map((s) => ({
-      worker: s.worker,
-      stepCostMs: s.ready.t === 'ready' ? s.ready.stepCostMs : Number.NaN,
-    }));
-    const stepCostMs = Math.max(...inference.map((i) => i.stepCostMs));
-    const synthMs = Math.max(...tts.map((t) => t.synthMs));
+    const ttsWorkers = tts.map((t) => t.worker);
+    const stepCosts: number[] = [];
+    let pool: LinkPool<MainToInference>;
+    try {
+      // Replacements of crashed threads skip calibration: the capacity was set at startup.
+      pool = await LinkPool.start(inferenceThreads, async (i) => {
+        const started = await startInferenceThread(ttsWorkers, stepCosts[i] === undefined);
+        stepCosts[i] ??= started.stepCostMs;
+        return started.link;
+      });
+    } catch (err) {
+      await Promise.all(ttsWorkers.map((w) => w.terminate()));
+      throw err;
+    }
+    const stepCostMs = Math.max(...stepCosts);
+    const synthMs = Math.max(...tts.map((t) => t.ready.synthMs));
     const perInferenceThread = Math.floor((HEADROOM * CALIBRATION_CHUNK_MS) / Math.max(stepCostMs, 0.01));
     const perTtsThread = Math.floor((HEADROOM * UTTERANCE_INTERVAL_MS) / Math.max(synthMs, 1));
-    const maxSessions = Math.max(
-      1,
-      Math.min(MAX_SESSIONS_CAP, perInferenceThread * inferenceThreads, perTtsThread * ttsThreads),
-    );
-    return new ReferenceModelPort(
-      inference.map((i) => new WorkerLink(i.worker)),
-      tts.map((t) => t.worker),
-      { stepCostMs, synthMs, maxSessions },
-    );
+    const maxSessions =
+      options.maxSessions ??
+      Math.max(1, Math.min(MAX_SESSIONS_CAP, perInferenceThread * inferenceThreads, perTtsThread * ttsThreads));
+    return new ReferenceModelPort(pool, ttsWorkers, { stepCostMs, synthMs, maxSessions });
+  }
+
+  /** Inference threads replaced after a crash so far. */
+  get restarts(): number {
+    return this.pool.restarts;
+  }
+
+  /**
+   * Test hook: makes inference thread `thread` exit at once with code 1, as a native crash would.
+   * Its sessions fail with `model_unavailable`; a replacement thread starts in its place.
+   */
+  crashForTest(thread = 0): void {
+    const link = this.pool.link(thread);
+    if (!link?.alive) throw new VenusError('model_unavailable', `inference thread ${thread} is not running`);
+    link.send({ t: 'crash' });
+  }
+
+  /** Resolves once no crashed thread is still being replaced. */
+  recovered(): Promise<void> {
+    return this.pool.settled();
   }
 
   get closed(): boolean {
@@ -143,7 +166,7 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
         `the reference model is at capacity (${this.calibration.maxSessions} sessions)`,
       );
     }
-    const link = this.pickLink();
+    const link = await this.pool.pick();
     const handle = ++this.handles;
     await link.call({
       t: 'open',
@@ -168,30 +191,34 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
     this.isClosed = true;
     // Let each inference thread release its onnxruntime session first: terminating a thread that
     // still holds one aborts the whole process at exit.
-    await Promise.all(
-      this.links
-        .filter((l) => l.alive)
-        .map((l) =>
-          Promise.race([
-            l.call({ t: 'shutdown', id: l.nextId() }).catch(() => undefined),
-            new Promise((r) => setTimeout(r, 2000).unref()),
-          ]),
-        ),
+    await this.pool.close((l) =>
+      Promise.race([
+        l.call({ t: 'shutdown', id: l.nextId() }).then(() => undefined),
+        new Promise<void>((r) => setTimeout(r, 2000).unref()),
+      ]),
     );
-    for (const link of this.links) link.fail(new VenusError('model_unavailable', 'the reference model port is closed'));
     this.sessions.clear();
-    await Promise.all([...this.links.map((l) => l.worker.terminate()), ...this.ttsWorkers.map((w) => w.terminate())]);
+    await Promise.all(this.ttsWorkers.map((w) => w.terminate()));
   }
 
   private openCount(): number {
-    return this.links.reduce((n, l) => n + l.sessions, 0);
+    return this.pool.alive.reduce((n, l) => n + l.sessions, 0);
   }
+}
 
-  private pickLink(): WorkerLink {
-    const alive = this.links.filter((l) => l.alive);
-    if (alive.length === 0) throw new VenusError('model_unavailable', 'no inference worker is running');
-    const link = alive[this.nextLink % alive.length]!;
-    this.nextLink += 1;
-    return link;
-  }
+/** Starts one inference thread with a fresh message channel to every TTS thread. */
+async function startInferenceThread(
+  ttsWorkers: readonly Worker[],
+  calibrate: boolean,
+): Promise<{ link: WorkerLink; stepCostMs: number }> {
+  const ttsPorts = ttsWorkers.map((w) => {
+    const channel = new MessageChannel();
+    const attach: TtsControl = { t: 'port', port: channel.port2 };
+    w.postMessage(attach, [channel.port2]);
+    return channel.port1;
+  });
+  const data: InferenceWorkerData = { ttsPorts, maxBatch: 64, calibrate };
+  const started = await startWorker<InferenceToMain>(new URL('./inference-worker.ts', import.meta.url), data, ttsPorts);
+  const stepCostMs = started.ready.t === 'ready' ? started.ready.stepCostMs : Number.NaN;
+  return { link: new WorkerLink(started.worker), stepCostMs };
 }

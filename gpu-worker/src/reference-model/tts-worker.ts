@@ -1,11 +1,11 @@
 /**
  * Worker-thread entry for speech synthesis: one EspeakTts per thread, serving requests from the
- * inference workers over the message ports it was given, so a synthesis never runs on a thread
- * that steps sessions. Reports its measured time for a typical sentence when ready.
+ * inference workers over the message ports it is given (at start or later, one per inference
+ * thread), so a synthesis never runs on a thread that steps sessions. Reports its measured time for a typical sentence when ready.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { EspeakTts } from './espeak-tts.ts';
-import type { TtsRequest, TtsResponse, TtsToMain, TtsWorkerData } from './worker-protocol.ts';
+import type { TtsControl, TtsRequest, TtsResponse, TtsToMain, TtsWorkerData } from './worker-protocol.ts';
 
 const data = workerData as TtsWorkerData;
 const tts = await EspeakTts.create();
@@ -18,7 +18,7 @@ for (const city of ['Paris', 'Rome', 'Lima', 'Oslo']) {
   synthMs = Math.min(synthMs, performance.now() - started);
 }
 
-for (const port of data.ports) {
+function serve(port: MessagePort): void {
   port.on('message', (request: TtsRequest) => {
     tts.synthesize(request.text, request.voice).then(
       (pcm) => {
@@ -36,6 +36,12 @@ for (const port of data.ports) {
     );
   });
 }
+
+for (const port of data.ports) serve(port);
+// Ports for inference threads started later (replacements of crashed ones) arrive as messages.
+parentPort?.on('message', (message: TtsControl) => {
+  if (message.t === 'port') serve(message.port);
+});
 
 const ready: TtsToMain = { t: 'ready', synthMs };
 parentPort?.postMessage(ready);

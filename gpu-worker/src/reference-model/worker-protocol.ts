@@ -29,9 +29,12 @@ export type MainToInference =
   | { t: 'text'; handle: number; inputSeq: number; text: string }
   | { t: 'call'; id: number; handle: number; call: SessionCall }
   /** Release native resources before the thread is terminated (terminating a live onnxruntime session aborts the process). */
-  | { t: 'shutdown'; id: number };
+  | { t: 'shutdown'; id: number }
+  /** Test hook: the thread exits at once with code 1, as a native crash would. */
+  | { t: 'crash' };
 
 export type InferenceToMain =
+  /** `stepCostMs` is NaN when the thread was started without calibration. */
   | { t: 'ready'; stepCostMs: number }
   | { t: 'reply'; id: number; ok: true; value: unknown }
   | { t: 'reply'; id: number; ok: false; code: ErrorCode; message: string };
@@ -39,10 +42,14 @@ export type InferenceToMain =
 export type TtsRequest = { t: 'synth'; id: number; text: string; voice: string };
 export type TtsResponse = { t: 'audio'; id: number; pcm: Int16Array } | { t: 'error'; id: number; message: string };
 export type TtsToMain = { t: 'ready'; synthMs: number };
+/** Main -> TTS thread: serve one more inference thread (sent again for each replacement thread). */
+export type TtsControl = { t: 'port'; port: MessagePort };
 
 export interface InferenceWorkerData {
   ttsPorts: MessagePort[];
   maxBatch: number;
+  /** Measure the step cost before reporting ready (default true; a replacement thread skips it). */
+  calibrate?: boolean;
 }
 
 export interface TtsWorkerData {

@@ -116,6 +116,13 @@ export class SessionHost {
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.autoStep === false ? { autoStep: false } : {}),
         onStep: (s) => this.stepStats.record(s.latencyMs, s.missed),
+        reopenModel: (next) =>
+          this.opts.model.openSession({
+            sessionId: frame.session,
+            incarnation: next,
+            voice: runtime.config.voice,
+            ...(runtime.config.instructions ? { instructions: runtime.config.instructions } : {}),
+          }),
       });
       this.sessions.set(frame.session, runtime);
       runtime.start();

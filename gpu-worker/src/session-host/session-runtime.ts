@@ -39,7 +39,15 @@ export interface SessionRuntimeOptions {
   /** Step on a timer (default). Tests may drive boundaries by hand with `boundary()`. */
   autoStep?: boolean;
   onStep?: (sample: { latencyMs: number; missed: boolean }) => void;
+  /**
+   * Opens a fresh model session at `incarnation` after the model lost this one (its inference
+   * thread crashed and was replaced). Without it, such failures are only reported.
+   */
+  reopenModel?: (incarnation: number) => Promise<ModelSession>;
 }
+
+const REOPEN_ATTEMPTS = 5;
+const REOPEN_BACKOFF_MS = 100;
 
 /**
  * One session's foreground loop and its share of the shared causal timeline.
@@ -48,6 +56,12 @@ export interface SessionRuntimeOptions {
  * the model said; it never waits for background work. It parses hidden delegate spans, hands them to
  * the executor with their evidence cutoff, keeps played-audio accounts, and carries out the three
  * interruption actions (discard, repair, park) as mechanics on the timeline.
+ *
+ * When the model loses the session (a retryable `model_unavailable`, e.g. a crashed inference
+ * thread), the runtime reopens it with the next incarnation, records `session.incarnation`
+ * (`model_restarted`) and keeps stepping; chunks while it reopens have no step. Work delegated under
+ * the old incarnation keeps running, but its results fail the admission check (the incarnation no
+ * longer matches) and expire as `stale_incarnation`: the new model context never saw the request.
  *
  * @example
  *   const rt = new SessionRuntime({ sessionId: 's1', tenant: 't', incarnation: 0, config, model, executor, store, emit, startSeq: 0 });
@@ -81,6 +95,7 @@ export class SessionRuntime {
   private userInputSinceAdmission = false;
   private writeQueue: TimelineEvent[] = [];
   private writing: Promise<void> | null = null;
+  private reopening: Promise<void> | null = null;
   readonly stats = { steps: 0, missed: 0 };
 
   constructor(opts: SessionRuntimeOptions) {
@@ -201,6 +216,7 @@ export class SessionRuntime {
     if (this.closed) return;
     const chunk = this.currentChunk;
     this.currentChunk += 1;
+    if (this.reopening !== null) return;
     if (this.stepInFlight) {
       this.stats.missed += 1;
       const lateMs = Math.max(0, this.now() - this.stepStartedAt - this.opts.config.chunkMs);
@@ -212,22 +228,22 @@ export class SessionRuntime {
     this.stepInFlight = true;
     this.stepStartedAt = this.now();
     const atMs = this.nowMs();
-    this.opts.model
-      .step({ chunk, inputSeqCutoff: this.inputSeq, atMs, assistantAudible: this.ledger.isAudible(atMs) })
-      .then(
-        (step) => {
-          this.stepInFlight = false;
-          if (this.closed) return;
-          this.stats.steps += 1;
-          this.processStep(step, chunk);
-          this.opts.onStep?.({ latencyMs: this.now() - this.stepStartedAt, missed: false });
-        },
-        (err: unknown) => {
-          this.stepInFlight = false;
-          if (!this.closed)
-            this.error(toVenusError(err, 'model_step_failed').code, `model step failed: ${String(err)}`);
-        },
-      );
+    const model = this.opts.model;
+    model.step({ chunk, inputSeqCutoff: this.inputSeq, atMs, assistantAudible: this.ledger.isAudible(atMs) }).then(
+      (step) => {
+        this.stepInFlight = false;
+        if (this.closed) return;
+        this.stats.steps += 1;
+        this.processStep(step, chunk);
+        this.opts.onStep?.({ latencyMs: this.now() - this.stepStartedAt, missed: false });
+      },
+      (err: unknown) => {
+        this.stepInFlight = false;
+        if (this.closed) return;
+        const e = toVenusError(err, 'model_step_failed');
+        if (!this.modelLost(e, model)) this.error(e.code, `model step failed: ${String(err)}`);
+      },
+    );
   }
 
   private admit(chunk: number): void {
@@ -651,9 +667,51 @@ export class SessionRuntime {
   }
 
   private guard(p: Promise<unknown>): void {
+    const model = this.opts.model;
     p.catch((err: unknown) => {
-      if (!this.closed) this.error(toVenusError(err, 'model_step_failed').code, `model input failed: ${String(err)}`);
+      if (this.closed) return;
+      const e = toVenusError(err, 'model_step_failed');
+      if (!this.modelLost(e, model)) this.error(e.code, `model input failed: ${String(err)}`);
     });
+  }
+
+  /** Whether a model failure is handled by reopening (or came from an incarnation already replaced). */
+  private modelLost(e: VenusError, model: ModelSession): boolean {
+    if (model !== this.opts.model) return true;
+    if (e.code !== 'model_unavailable' || !e.retryable || !this.opts.reopenModel) return false;
+    this.reopening ??= this.reopenModel(this.opts.reopenModel);
+    return true;
+  }
+
+  private async reopenModel(open: (incarnation: number) => Promise<ModelSession>): Promise<void> {
+    const lost = this.opts.model;
+    for (let attempt = 1; !this.closed; attempt++) {
+      const incarnation = this.opts.incarnation + 1;
+      try {
+        const model = await open(incarnation);
+        if (this.closed) {
+          await model.close('session_closed').catch(() => undefined);
+          break;
+        }
+        this.opts.model = model;
+        this.opts.incarnation = incarnation;
+        this.append({
+          stream: 'system',
+          type: 'session.incarnation',
+          data: { incarnation, reason: 'model_restarted' },
+        });
+        void lost.close('model_restarted').catch(() => undefined);
+        break;
+      } catch (err) {
+        if (attempt >= REOPEN_ATTEMPTS) {
+          const e = toVenusError(err, 'model_unavailable');
+          this.error(e.code, `could not reopen the model session: ${e.message}`);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, REOPEN_BACKOFF_MS * 2 ** attempt));
+      }
+    }
+    this.reopening = null;
   }
 
   async close(reason: string): Promise<void> {
