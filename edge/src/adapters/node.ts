@@ -8,6 +8,8 @@ import type { EdgeAuth } from '../auth/edge-auth.ts';
 import type { RealtimeConnection } from '../realtime/realtime-connection.ts';
 import type { Tenancy } from '../tenancy/tenancy.ts';
 import type { TlsOptions } from '../tls/tls-options.ts';
+import { iceAddressFor } from '../webrtc/peer-connection.ts';
+import { mountWebRtcRoutes, type WebRtcRoutesOptions } from '../webrtc/webrtc-routes.ts';
 import { UpgradeRefusals } from './upgrade-refusals.ts';
 
 export interface ServeEdgeNodeOptions {
@@ -26,6 +28,8 @@ export interface ServeEdgeNodeOptions {
   tls?: TlsOptions;
   /** Outbound bytes a client may leave unread before it is disconnected (default 8 MiB). */
   maxBufferedBytes?: number;
+  /** WebRTC calls at POST /v1/realtime/calls (on by default, ICE on `hostname`); false turns them off. */
+  webrtc?: WebRtcRoutesOptions | false;
 }
 
 export interface NodeEdgeServer {
@@ -95,6 +99,10 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
   edge.app.get(REALTIME_PATH, (c) => c.text('Upgrade Required: connect with a WebSocket', 426));
 
   const hostname = options.hostname ?? '127.0.0.1';
+  const webrtc =
+    options.webrtc === false
+      ? undefined
+      : mountWebRtcRoutes(edge.app, edge, { iceAddress: iceAddressFor(hostname), ...options.webrtc });
   const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>((resolve, reject) => {
     const tls = options.tls;
     const listen = { fetch: edge.app.fetch, port: options.port, hostname };
@@ -114,6 +122,7 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
   return {
     url: `${options.tls === undefined ? 'http' : 'https'}://${host}:${port}`,
     async close() {
+      webrtc?.close();
       for (const client of wss.clients) client.close(1001, 'server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));

@@ -1,87 +1,96 @@
+import { CLIENT_SCRIPT } from './console-client-script.ts';
+import { TIMELINE_SCRIPT } from './console-timeline-script.ts';
+
 /**
- * A placeholder console: type to the assistant, hear it, talk to it with the microphone, and watch
- * the events go by. It speaks the same public protocol as any client, at `/v1/realtime`
- * (an `?api_key=` on the page's URL is passed on).
+ * The web console served at `/`: one static page, no build step. Connect by WebRTC (talk through
+ * the microphone) or by WebSocket (type only), type messages, and watch the session as a live
+ * three-lane timeline (user, assistant, background work with its states), the transcript, latency
+ * readouts and the raw event log. It speaks the same public protocol as any client.
  */
 export const CONSOLE_PAGE = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Venus realtime console</title>
 <style>
-body { font: 14px system-ui, sans-serif; margin: 1.5rem; max-width: 60rem; }
-textarea { width: 100%; height: 4rem; }
-#log { height: 28rem; overflow-y: auto; background: #111; color: #ddd; padding: .5rem; font: 12px monospace; white-space: pre-wrap; }
-.venus { color: #9cf; } .error { color: #f88; } .client { color: #8f8; }
+:root { --bg: #fafafa; --ink: #212121; --muted: #757575; --line: #e0e0e0; }
+* { box-sizing: border-box; }
+body { font: 14px system-ui, sans-serif; margin: 0; color: var(--ink); background: var(--bg); }
+header { display: flex; gap: 1rem; align-items: center; padding: .6rem 1rem; background: #263238; color: #eceff1; flex-wrap: wrap; }
+header h1 { font-size: 1.05rem; margin: 0; font-weight: 600; }
+header button { font: inherit; padding: .3rem .7rem; border-radius: 4px; border: 1px solid #90a4ae; background: #37474f; color: #fff; cursor: pointer; }
+header button:disabled { opacity: .45; cursor: default; }
+#status { color: #b0bec5; } #status.ok { color: #a5d6a7; } #status.bad { color: #ef9a9a; }
+main { display: grid; grid-template-columns: minmax(0, 1fr) 22rem; gap: 1rem; padding: 1rem; }
+section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; }
+h2 { font-size: .8rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); margin: 0 0 .4rem; display: flex; gap: 1rem; align-items: baseline; }
+.counts span { font-weight: 600; color: var(--ink); }
+#timeline { width: 100%; display: block; }
+#timeline .tick { stroke: #f0f0f0; } #timeline .now { stroke: #90a4ae; stroke-dasharray: 3 3; }
+#timeline .lane { font-weight: 600; font-size: 12px; fill: #455a64; }
+#timeline .lane-bg { fill: #fcfcfc; stroke: #f0f0f0; }
+#timeline .small { font-size: 10px; fill: #37474f; } #timeline .on-bar { fill: #fff; }
+#timeline .bar { opacity: .9; }
+.compose { display: flex; gap: .5rem; margin-top: .6rem; }
+.compose textarea { flex: 1; resize: vertical; font: inherit; padding: .45rem .6rem; border: 1px solid #b0bec5; border-radius: 4px; }
+.compose button { font: inherit; padding: .45rem .9rem; }
+#transcript { height: 15rem; overflow-y: auto; }
+.turn { margin: .25rem 0; } .turn.user b { color: #5e35b1; } .turn.assistant b { color: #00897b; }
+.turn.speech span { color: var(--muted); font-style: italic; } .turn.cut span { color: #c62828; }
+#latency { width: 100%; border-collapse: collapse; font-size: 12px; }
+#latency th { text-align: left; font-weight: normal; color: var(--muted); padding: .15rem 0; }
+#latency td { text-align: right; font-variant-numeric: tabular-nums; }
+#log { height: 14rem; overflow-y: auto; background: #111; color: #ddd; padding: .4rem; font: 11px ui-monospace, monospace; white-space: pre-wrap; border-radius: 4px; }
+#log .venus { color: #9cf; } #log .error { color: #f88; }
+.legend span { display: inline-block; color: #fff; padding: 0 5px; border-radius: 3px; font-size: 11px; margin: 0 2px 2px 0; }
+.wide { grid-column: 1 / -1; }
 </style>
 </head>
 <body>
-<h1>Venus realtime console</h1>
-<p id="status">connecting…</p>
-<textarea id="text" placeholder="Type a message and press Send (Ctrl+Enter)"></textarea>
-<p><button id="send">Send</button> <button id="mic">Start microphone</button> <label><input type="checkbox" id="verbose"> show audio deltas</label></p>
-<p><strong>Assistant:</strong> <span id="transcript"></span></p>
-<div id="log"></div>
+<header>
+  <h1>Venus realtime console</h1>
+  <button id="connect-webrtc" title="WebRTC: talk through your microphone, hear the assistant">Connect · WebRTC + mic</button>
+  <button id="connect-ws" title="WebSocket: type only">Connect · WebSocket (type)</button>
+  <button id="disconnect" disabled>Disconnect</button>
+  <span id="status">not connected</span>
+</header>
+<main>
+  <section class="wide">
+    <h2>Timeline <span class="counts">user <span id="count-user" data-count="0">0</span> · assistant <span id="count-assistant" data-count="0">0</span> · background <span id="count-background" data-count="0">0</span></span></h2>
+    <svg id="timeline" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="session timeline"></svg>
+    <div class="legend" id="legend"></div>
+    <div class="compose">
+      <textarea id="text" rows="1" placeholder="Type to the assistant and press Enter (e.g. What's the weather in Paris?)"></textarea>
+      <button id="send">Send</button>
+    </div>
+  </section>
+  <section>
+    <h2>Transcript</h2>
+    <div id="transcript"></div>
+  </section>
+  <section>
+    <h2>Latency</h2>
+    <table id="latency"></table>
+    <audio id="player" autoplay></audio>
+  </section>
+  <section class="wide">
+    <h2>Events <label><input type="checkbox" id="verbose"> audio events too</label></h2>
+    <div id="log"></div>
+  </section>
+</main>
 <script>
-const log = document.getElementById('log');
-const statusLine = document.getElementById('status');
-const verbose = document.getElementById('verbose');
-const key = new URLSearchParams(location.search).get('api_key');
-const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/v1/realtime' + (key ? '?api_key=' + encodeURIComponent(key) : '');
-const ws = new WebSocket(url);
-let ctx; let playAt = 0;
-
-function line(text, cls) {
-  const div = document.createElement('div');
-  div.textContent = text; if (cls) div.className = cls;
-  log.appendChild(div); log.scrollTop = log.scrollHeight;
-}
-function send(event) { ws.send(JSON.stringify(event)); line('> ' + JSON.stringify(event).slice(0, 300), 'client'); }
-function audioContext() { if (!ctx) ctx = new AudioContext({ sampleRate: 24000 }); return ctx; }
-function play(b64) {
-  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  const pcm = new Int16Array(bytes.buffer, 0, bytes.length >> 1);
-  const ac = audioContext(); const buffer = ac.createBuffer(1, pcm.length, 24000);
-  const data = buffer.getChannelData(0); for (let i = 0; i < pcm.length; i++) data[i] = pcm[i] / 32768;
-  const source = ac.createBufferSource(); source.buffer = buffer; source.connect(ac.destination);
-  playAt = Math.max(playAt, ac.currentTime); source.start(playAt); playAt += buffer.duration;
-}
-
-ws.onopen = () => { statusLine.textContent = 'connected'; };
-ws.onclose = (e) => { statusLine.textContent = 'closed (' + e.code + ') ' + e.reason; };
-ws.onmessage = (message) => {
-  const event = JSON.parse(message.data);
-  if (event.type === 'response.output_audio.delta') play(event.delta);
-  if (event.type === 'response.created') document.getElementById('transcript').textContent = '';
-  if (event.type === 'response.output_audio_transcript.delta') document.getElementById('transcript').textContent += event.delta;
-  if (event.type === 'input_audio_buffer.speech_started' && ctx) playAt = ctx.currentTime;
-  const isAudio = /audio\\.delta$|^response\\.audio/.test(event.type) || (event.type === 'venus.timeline' && /audio$/.test(event.event.type));
-  if (isAudio && !verbose.checked) return;
-  const cls = event.type === 'error' ? 'error' : event.type.startsWith('venus.') ? 'venus' : '';
-  line(JSON.stringify(event).slice(0, 400), cls);
-};
-document.getElementById('send').onclick = () => {
-  const text = document.getElementById('text').value.trim(); if (!text) return;
-  send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
-  document.getElementById('text').value = '';
-};
-document.getElementById('text').onkeydown = (e) => { if (e.key === 'Enter' && e.ctrlKey) document.getElementById('send').click(); };
-document.getElementById('mic').onclick = async (e) => {
-  e.target.disabled = true;
-  const ac = audioContext(); await ac.resume();
-  const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
-  const source = ac.createMediaStreamSource(stream);
-  const processor = ac.createScriptProcessor(2048, 1, 1);
-  processor.onaudioprocess = (ev) => {
-    const input = ev.inputBuffer.getChannelData(0); const pcm = new Int16Array(input.length);
-    for (let i = 0; i < input.length; i++) pcm[i] = Math.max(-32768, Math.min(32767, input[i] * 32768));
-    let binary = ''; const bytes = new Uint8Array(pcm.buffer);
-    for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
-    if (ws.readyState === 1) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: btoa(binary) }));
-  };
-  source.connect(processor); processor.connect(ac.destination);
-  e.target.textContent = 'microphone on';
-};
+${TIMELINE_SCRIPT}
+${CLIENT_SCRIPT}
+(function () {
+  var legend = document.getElementById('legend');
+  Object.keys(STATE_COLOURS).forEach(function (state) {
+    var chip = document.createElement('span');
+    chip.style.background = STATE_COLOURS[state];
+    chip.textContent = state;
+    legend.appendChild(chip);
+  });
+})();
 </script>
 </body>
 </html>
