@@ -122,8 +122,8 @@ describe('ONNX bundle: the tiny model through the port', () => {
 
   it('keeps its KV cache across a long session: positions slide out and behaviour holds', async () => {
     const mic = new Mic(await port.openSession({ sessionId: 'long', incarnation: 0 }));
-    // 60 silent chunks fill the 128-position window (two audio frames and one token per chunk).
-    for (let i = 0; i < 60; i++) expect((await mic.step()).decision).toBe('listen');
+    // 40 silent chunks overflow the 64-position window (two audio frames and one token per chunk).
+    for (let i = 0; i < 40; i++) expect((await mic.step()).decision).toBe('listen');
     await mic.step(loud());
     expect(text(await mic.until((s) => s.turnFinished))).toBe(TINY_USER_REPLY);
   });

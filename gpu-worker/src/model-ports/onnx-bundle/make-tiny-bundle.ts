@@ -67,8 +67,10 @@ export function tinyManifest(): BundleManifest {
         kvHeads: TINY_DIMS.heads,
         headDim: TINY_DIMS.headDim,
         maxBatch: 64,
-        // The recency heads need BIG > SLOPE * window (20 000 > 8 * 1024).
-        maxContext: 128,
+        // Enough for the tiny model's recency heads (a reply spans about 30 positions), and small:
+        // every chunk moves each session's cache through the decoder. The heads need
+        // BIG > SLOPE * window (20 000 > 8 * 64).
+        maxContext: 64,
         inputs: {
           embeds: 'inputs_embeds',
           attentionMask: 'attention_mask',

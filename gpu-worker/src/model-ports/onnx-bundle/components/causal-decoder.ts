@@ -39,8 +39,8 @@ export interface DecodeRow {
 /**
  * The bundle's causal decoder: one step of the LM over a batch of sessions with their KV caches.
  * `begin` packs the caches into `[batch, heads, past, headDim]` tensors (right-padded, masked) and
- * runs the new inputs; each `next` feeds one token per still-active row, reusing the previous
- * run's present tensors as the past, so caches are copied only twice per chunk (in and out).
+ * runs the new inputs; each `next` feeds one token per row still generating, reusing the previous
+ * run's present tensors as the past, so a cache is copied in once and out once per chunk.
  *
  * @example
  *   const batch = await decoder.begin([{ cache, embeds, count: 3 }]);
@@ -94,18 +94,25 @@ export class CausalDecoder {
 /** Contiguous runs of valid positions in a row of the batch's growing mask. */
 type Runs = Array<[start: number, end: number]>;
 
+/**
+ * One batched decode: the rows' caches packed into the decoder's past tensors, then grown one
+ * token at a time. A row that stops generating is written back to its cache at once and dropped
+ * from the tensors, so later tokens only cost the sessions still speaking.
+ */
 export class DecodeBatch {
   private past: ort.Tensor[] = [];
   private total = 0;
+  /** Row index (into `rows`) of each batch entry of the current tensors. */
+  private members: number[];
   private readonly valid: Runs[];
   private readonly positions: number[];
   private readonly lastLogits: Array<Float32Array | null>;
-  private vocab = 0;
 
   constructor(
     private readonly decoder: CausalDecoder,
     private readonly rows: readonly DecodeRow[],
   ) {
+    this.members = rows.map((_, i) => i);
     this.valid = rows.map(() => []);
     this.positions = rows.map((r) => r.cache.nextPosition);
     this.lastLogits = rows.map((r) => r.cache.lastLogits);
@@ -161,68 +168,97 @@ export class DecodeBatch {
     await this.forward(feeds, embeds, mask, positions, seq, (b) => this.rows[b]!.count);
   }
 
-  /** Feeds one token embedding (`hidden` floats) per row; null leaves a row out of this run. */
+  /**
+   * Feeds one token embedding (`hidden` floats) per row still generating; null marks a row done:
+   * it is written back to its cache now and leaves the batch.
+   */
   async next(embeddings: ReadonlyArray<Float32Array | null>): Promise<void> {
+    const done = this.members.filter((row) => !embeddings[row]);
+    if (done.length > 0) this.retire(new Set(done));
+    if (this.members.length === 0) return;
     const { spec, hidden } = this.decoder;
-    const batch = this.rows.length;
+    const batch = this.members.length;
+    const width = this.total + 1;
     const embeds = new Float32Array(batch * hidden);
-    const mask = new BigInt64Array(batch * (this.total + 1));
+    const mask = new BigInt64Array(batch * width);
     const positions = new BigInt64Array(batch);
     const feeds: Record<string, ort.Tensor> = {};
     for (let l = 0; l < spec.layers; l++) {
       feeds[layerName(spec.inputs.pastKey, l)] = this.past[2 * l]!;
       feeds[layerName(spec.inputs.pastValue, l)] = this.past[2 * l + 1]!;
     }
-    embeddings.forEach((e, b) => {
-      const runs = this.valid[b]!;
-      for (const [start, end] of runs) mask.fill(1n, b * (this.total + 1) + start, b * (this.total + 1) + end);
-      positions[b] = BigInt(this.positions[b]!);
-      if (!e) return;
-      embeds.set(e.subarray(0, hidden), b * hidden);
-      mask[b * (this.total + 1) + this.total] = 1n;
+    this.members.forEach((row, b) => {
+      const runs = this.valid[row]!;
+      for (const [start, end] of runs) mask.fill(1n, b * width + start, b * width + end);
+      mask[b * width + this.total] = 1n;
+      positions[b] = BigInt(this.positions[row]!);
+      embeds.set(embeddings[row]!.subarray(0, hidden), b * hidden);
       const last = runs.at(-1);
       if (last && last[1] === this.total) last[1] += 1;
       else runs.push([this.total, this.total + 1]);
-      this.positions[b] = this.positions[b]! + 1;
+      this.positions[row] = this.positions[row]! + 1;
     });
-    await this.forward(feeds, embeds, mask, positions, 1, (b) => (embeddings[b] ? 1 : 0));
+    await this.forward(feeds, embeds, mask, positions, 1, () => 1);
   }
 
-  /** Writes each row's valid positions back into its cache; the oldest slide out past maxContext. */
+  /** Writes every remaining row back into its cache; the oldest positions slide out past maxContext. */
   commit(): void {
-    const { spec } = this.decoder;
-    const { kvHeads: heads, headDim, layers, maxContext } = spec;
-    this.rows.forEach((r, b) => {
-      let keep = this.valid[b]!.reduce((n, [s, e]) => n + e - s, 0);
-      let skip = Math.max(0, keep - maxContext);
-      keep -= skip;
-      const runs: Runs = [];
-      for (const [s, e] of this.valid[b]!) {
-        const drop = Math.min(skip, e - s);
-        skip -= drop;
-        if (s + drop < e) runs.push([s + drop, e]);
-      }
-      for (let l = 0; l < layers; l++) {
-        for (const [kind, tensor] of [
-          ['keys', this.past[2 * l]!],
-          ['values', this.past[2 * l + 1]!],
-        ] as const) {
-          const src = tensor.data as Float32Array;
-          const dst = r.cache[kind][l]!;
-          for (let h = 0; h < heads; h++) {
-            let at = h * maxContext * headDim;
-            const base = (b * heads + h) * this.total * headDim;
-            for (const [s, e] of runs) {
-              dst.set(src.subarray(base + s * headDim, base + e * headDim), at);
-              at += (e - s) * headDim;
-            }
+    if (this.members.length > 0) this.retire(new Set(this.members));
+  }
+
+  /** Writes `rows` back to their caches and keeps only the other rows in the past tensors. */
+  private retire(rows: ReadonlySet<number>): void {
+    this.members.forEach((row, b) => {
+      if (rows.has(row)) this.writeBack(row, b);
+    });
+    const keep = this.members.flatMap((row, b) => (rows.has(row) ? [] : [b]));
+    if (keep.length > 0 && keep.length < this.members.length) {
+      const { kvHeads: heads, headDim } = this.decoder.spec;
+      const block = heads * this.total * headDim;
+      this.past = this.past.map((t) => {
+        const src = t.data as Float32Array;
+        const data = new Float32Array(keep.length * block);
+        keep.forEach((b, k) => {
+          data.set(src.subarray(b * block, (b + 1) * block), k * block);
+        });
+        return new ort.Tensor('float32', data, [keep.length, heads, this.total, headDim]);
+      });
+    }
+    this.members = keep.map((b) => this.members[b]!);
+  }
+
+  private writeBack(row: number, b: number): void {
+    const { kvHeads: heads, headDim, layers, maxContext } = this.decoder.spec;
+    const cache = this.rows[row]!.cache;
+    let keep = this.valid[row]!.reduce((n, [s, e]) => n + e - s, 0);
+    let skip = Math.max(0, keep - maxContext);
+    keep -= skip;
+    const runs: Runs = [];
+    for (const [s, e] of this.valid[row]!) {
+      const drop = Math.min(skip, e - s);
+      skip -= drop;
+      if (s + drop < e) runs.push([s + drop, e]);
+    }
+    for (let l = 0; l < layers; l++) {
+      for (const [kind, tensor] of [
+        ['keys', this.past[2 * l]!],
+        ['values', this.past[2 * l + 1]!],
+      ] as const) {
+        const src = tensor.data as Float32Array;
+        const dst = cache[kind][l]!;
+        for (let h = 0; h < heads; h++) {
+          let at = h * maxContext * headDim;
+          const base = (b * heads + h) * this.total * headDim;
+          for (const [s, e] of runs) {
+            dst.set(src.subarray(base + s * headDim, base + e * headDim), at);
+            at += (e - s) * headDim;
           }
         }
       }
-      r.cache.length = keep;
-      r.cache.nextPosition = this.positions[b]!;
-      r.cache.lastLogits = this.lastLogits[b] ?? null;
-    });
+    }
+    cache.length = keep;
+    cache.nextPosition = this.positions[row]!;
+    cache.lastLogits = this.lastLogits[row] ?? null;
   }
 
   private async forward(
@@ -234,7 +270,7 @@ export class DecodeBatch {
     fed: (row: number) => number,
   ): Promise<void> {
     const { spec, hidden } = this.decoder;
-    const batch = this.rows.length;
+    const batch = this.members.length;
     feeds[spec.inputs.embeds] = new ort.Tensor('float32', embeds, [batch, seq, hidden]);
     feeds[spec.inputs.attentionMask] = new ort.Tensor('int64', mask, [batch, this.total + seq]);
     if (spec.inputs.positionIds) feeds[spec.inputs.positionIds] = new ort.Tensor('int64', positions, [batch, seq]);
@@ -246,14 +282,14 @@ export class DecodeBatch {
     }
     this.total += seq;
     const logits = floatOutput(out, spec.outputs.logits, 'decoder');
-    this.vocab = logits.dims[2] ?? 0;
+    const vocab = logits.dims[2] ?? 0;
     const data = logits.data as Float32Array;
-    for (let b = 0; b < batch; b++) {
-      const n = fed(b);
-      if (n === 0) continue;
-      const at = (b * seq + n - 1) * this.vocab;
-      this.lastLogits[b] = data.slice(at, at + this.vocab);
-    }
+    this.members.forEach((row, b) => {
+      const n = fed(row);
+      if (n === 0) return;
+      const at = (b * seq + n - 1) * vocab;
+      this.lastLogits[row] = data.slice(at, at + vocab);
+    });
   }
 }
 
