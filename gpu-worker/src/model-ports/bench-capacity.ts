@@ -1,4 +1,4 @@
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   DELEGATION_LIMITS,
@@ -52,6 +52,10 @@ export interface CapacityRow {
   eventLoopP99Ms: number;
   /** Process CPU time over wall time, as a share of all cores (1 = every core busy). */
   cpuShare: number;
+  /** Process CPU time (all threads) per session-step: the cost that decides capacity on a quiet machine. */
+  cpuMsPerStep: number;
+  /** The machine's 1-minute load average when the measurement ended: other work competing for the cores. */
+  hostLoad: number;
   delegations: number;
 }
 
@@ -240,6 +244,8 @@ async function measure(
     rssPerSessionMb: round((rssAfter - rssBefore) / Math.max(1, opened.size) / 2 ** 20),
     eventLoopP99Ms: round(loop.percentile(99) / 1e6),
     cpuShare: round((cpu.user + cpu.system) / 1000 / wallMs / cpus().length, 3),
+    cpuMsPerStep: round((cpu.user + cpu.system) / 1000 / Math.max(1, stats.steps), 3),
+    hostLoad: round(loadavg()[0] ?? 0),
     delegations: delegations - delegationsBefore,
   };
   for (const t of timers) clearInterval(t);

@@ -679,11 +679,11 @@ export class SessionRuntime {
   private modelLost(e: VenusError, model: ModelSession): boolean {
     if (model !== this.opts.model) return true;
     if (e.code !== 'model_unavailable' || !e.retryable || !this.opts.reopenModel) return false;
-    this.reopening ??= this.reopenModel(this.opts.reopenModel);
+    this.reopening ??= this.reopen(this.opts.reopenModel);
     return true;
   }
 
-  private async reopenModel(open: (incarnation: number) => Promise<ModelSession>): Promise<void> {
+  private async reopen(open: (incarnation: number) => Promise<ModelSession>): Promise<void> {
     const lost = this.opts.model;
     for (let attempt = 1; !this.closed; attempt++) {
       const incarnation = this.opts.incarnation + 1;
