@@ -1,5 +1,5 @@
 import { type ServeEdgeNodeOptions, serveEdgeNode } from '@venus/edge';
-import { createTimelineStore, ReferenceModelPort, SessionHost } from '@venus/gpu-worker';
+import { createTimelineStore, SessionHost } from '@venus/gpu-worker';
 import {
   createBuiltinFunctions,
   FunctionRegistry,
@@ -8,6 +8,7 @@ import {
 } from '@venus/harness-functions';
 import type { DelegationExecutor, ModelPort, SessionConfigInput, TimelineStore } from '@venus/protocol';
 import { InProcessLink } from './in-process-link.ts';
+import { modelFromEnv } from './model-from-env.ts';
 
 export interface EmbeddedRuntimeOptions {
   port?: number;
@@ -22,6 +23,8 @@ export interface EmbeddedRuntimeOptions {
   functions?: VenusFunction[];
   /** Replace the reference model (e.g. with another ModelPort). */
   model?: ModelPort;
+  /** Choose the model port from these variables (VENUS_MODEL, …; see model-from-env.ts) when `model` is not given. */
+  modelEnv?: Record<string, string | undefined>;
   executor?: DelegationExecutor;
   store?: TimelineStore;
 }
@@ -46,7 +49,7 @@ export interface EmbeddedRuntime {
  */
 export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {}): Promise<EmbeddedRuntime> {
   const store = options.store ?? createTimelineStore(options.redisUrl ? { redisUrl: options.redisUrl } : {});
-  const model = options.model ?? (await ReferenceModelPort.create());
+  const model = options.model ?? (await modelFromEnv(options.modelEnv ?? {}));
   const executor =
     options.executor ??
     new InProcessExecutor({

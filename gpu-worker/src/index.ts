@@ -1,4 +1,6 @@
+export * from './fleet/index.ts';
 export * from './model-ports/index.ts';
 export * from './reference-model/index.ts';
+export * from './relay/index.ts';
 export * from './session-host/index.ts';
 export * from './timeline/index.ts';

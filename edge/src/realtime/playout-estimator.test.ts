@@ -116,3 +116,27 @@ describe('PlayoutEstimator', () => {
     expect(e.playedMs('u1')).toBe(100);
   });
 });
+
+describe('regression: playout acks starved by frequent audio', () => {
+  // What broke: every audioSent cancelled and re-armed the report timer, so audio arriving more
+  // often than the 250 ms report interval (e.g. 160 ms chunks) meant no progress acks until the end.
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('keeps reporting every 250 ms while audio arrives every 100 ms ahead of playout', () => {
+    const { e, acks } = estimator();
+    e.audioSent('u1', 500); // the client holds half a second of audio in its buffer
+    for (let i = 0; i < 10; i++) {
+      e.audioSent('u1', 100);
+      vi.advanceTimersByTime(100);
+    }
+    expect(acks.length).toBeGreaterThanOrEqual(3);
+    const played = acks.map(([, ms]) => ms);
+    expect(played).toEqual([...played].sort((a, b) => a - b));
+    expect(played.at(-1)).toBeGreaterThanOrEqual(750);
+  });
+});

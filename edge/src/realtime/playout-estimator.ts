@@ -38,6 +38,10 @@ export class PlayoutEstimator {
   readonly #queue: Playout[] = [];
   #lastAdvance: number | undefined;
   #timer: unknown;
+  /** Clock time the pending timer fires at. */
+  #timerDueMs = 0;
+  /** Clock time of the last report (or of the start of playout): reports are at most one interval apart. */
+  #lastReportMs: number | null = null;
   #stopped = false;
 
   constructor(options: PlayoutEstimatorOptions) {
@@ -130,18 +134,33 @@ export class PlayoutEstimator {
   }
 
   #reschedule(): void {
-    this.#cancelTimer();
     const head = this.#queue[0];
-    if (this.#stopped || head === undefined) return;
+    if (this.#stopped || head === undefined) {
+      this.#cancelTimer();
+      this.#lastReportMs = null;
+      return;
+    }
     const outstanding = head.sentMs - head.playedMs;
-    if (outstanding <= 0) return; // stalled: the next audioSent/finished reschedules
-    // Wake at the exact end of the outstanding audio if it comes before the next periodic report.
-    const delay = Math.max(1, Math.min(this.#intervalMs, Math.ceil(outstanding)));
+    if (outstanding <= 0) {
+      this.#cancelTimer();
+      return; // stalled: the next audioSent/finished reschedules
+    }
+    // Wake at the next periodic report, or at the exact end of the outstanding audio if sooner. The
+    // report time is anchored to the last report, so audio arriving more often than the interval
+    // cannot keep pushing the next acknowledgement out.
+    const now = this.#clock.now();
+    this.#lastReportMs ??= now;
+    const due = Math.max(now + 1, Math.min(this.#lastReportMs + this.#intervalMs, now + Math.ceil(outstanding)));
+    if (this.#timer !== undefined && this.#timerDueMs === due) return;
+    this.#cancelTimer();
+    this.#timerDueMs = due;
+    const delay = due - now;
     this.#timer = this.#clock.setTimeout(() => this.#tick(), delay);
   }
 
   #tick(): void {
     this.#timer = undefined;
+    this.#lastReportMs = this.#clock.now();
     this.#advance();
     const head = this.#queue[0];
     if (head !== undefined) this.#ackIfMoved(head);

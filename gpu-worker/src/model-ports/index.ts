@@ -4,6 +4,7 @@ export {
   type CapacityResult,
   type CapacityRow,
 } from './bench-capacity.ts';
+export * from './cascade/index.ts';
 export {
   OfficialServiceModelPort,
   type OfficialServiceOptions,

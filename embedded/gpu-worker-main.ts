@@ -1,4 +1,5 @@
 import { hostname as machineName } from 'node:os';
+import { createTimelineStore, FleetMember, SessionHost, serveRelay } from '@venus/gpu-worker';
 import {
   BullmqDelegationProducer,
   createBuiltinFunctions,
@@ -7,14 +8,11 @@ import {
 } from '@venus/harness-functions';
 import type { DelegationExecutor } from '@venus/protocol';
 import { z } from 'zod';
-import { FleetMember } from './fleet/index.ts';
-import { ReferenceModelPort } from './reference-model/index.ts';
-import { serveRelay } from './relay/index.ts';
-import { SessionHost } from './session-host/index.ts';
-import { createTimelineStore } from './timeline/index.ts';
+import { modelFromEnv } from './model-from-env.ts';
 
 /**
- * The `gpu-worker` process: the reference model, the session host, the relay that edges connect to,
+ * The `gpu-worker` process (`node --import tsx embedded/gpu-worker-main.ts`): the model port chosen by
+ * VENUS_MODEL (see model-from-env.ts; the reference model by default), the session host, the relay that edges connect to,
  * and (with Redis) the fleet registration, the Redis Streams timeline and BullMQ delegation.
  * This entry is a composition root, so it may wire in the harness's executor implementations;
  * the worker's own code still meets the harness only through `@venus/protocol`.
@@ -57,7 +55,7 @@ const env = parsed.data;
 const redisUrl = env.REDIS_URL || undefined;
 const started = performance.now();
 
-const model = await ReferenceModelPort.create({ inferenceThreads: env.INFERENCE_THREADS, ttsThreads: env.TTS_THREADS });
+const model = await modelFromEnv(process.env);
 const store = createTimelineStore(redisUrl ? { redisUrl, prefix: env.VENUS_REDIS_PREFIX } : {});
 const executor: DelegationExecutor = redisUrl
   ? new BullmqDelegationProducer({

@@ -1,0 +1,55 @@
+import { CascadeModelPort, OfficialServiceModelPort, OnnxBundleModelPort, ReferenceModelPort } from '@venus/gpu-worker';
+import { type ModelPort, VenusError } from '@venus/protocol';
+import { z } from 'zod';
+
+const ModelEnvSchema = z.object({
+  VENUS_MODEL: z.enum(['reference', 'cascade', 'venus-service', 'onnx-bundle']).default('reference'),
+  INFERENCE_THREADS: z.coerce.number().int().positive().default(1),
+  TTS_THREADS: z.coerce.number().int().positive().default(1),
+  VENUS_SERVICE_URL: z.string().url().optional(),
+  VENUS_SERVICE_TOKENIZER: z.string().optional(),
+  VENUS_SERVICE_MODEL: z.string().optional(),
+  VENUS_BUNDLE_DIR: z.string().optional(),
+  VENUS_EXECUTION_PROVIDER: z.enum(['cpu', 'cuda']).default('cpu'),
+});
+
+/**
+ * Which model port a GPU worker holds, from the environment (`VENUS_MODEL`):
+ * - `reference` (default): the shipped reference model (Silero VAD + rules + eSpeak NG);
+ * - `cascade`: transcription + streaming chat + speech over OpenAI-compatible endpoints (VENUS_CASCADE_*);
+ * - `venus-service`: the official Realtime-Venus model service (VENUS_SERVICE_URL, VENUS_SERVICE_TOKENIZER);
+ * - `onnx-bundle`: an exported ONNX bundle (VENUS_BUNDLE_DIR, VENUS_EXECUTION_PROVIDER cpu|cuda).
+ */
+export async function modelFromEnv(env: Record<string, string | undefined> = process.env): Promise<ModelPort> {
+  const parsed = ModelEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new VenusError('invalid_arguments', `${String(issue?.path[0])}: ${issue?.message}`);
+  }
+  const e = parsed.data;
+  switch (e.VENUS_MODEL) {
+    case 'reference':
+      return ReferenceModelPort.create({ inferenceThreads: e.INFERENCE_THREADS, ttsThreads: e.TTS_THREADS });
+    case 'cascade':
+      return CascadeModelPort.fromEnv(env);
+    case 'venus-service':
+      if (!e.VENUS_SERVICE_URL || !e.VENUS_SERVICE_TOKENIZER)
+        throw new VenusError(
+          'invalid_arguments',
+          'VENUS_MODEL=venus-service needs VENUS_SERVICE_URL and VENUS_SERVICE_TOKENIZER',
+        );
+      return new OfficialServiceModelPort({
+        baseUrl: e.VENUS_SERVICE_URL,
+        tokenizerPath: e.VENUS_SERVICE_TOKENIZER,
+        ...(e.VENUS_SERVICE_MODEL ? { model: e.VENUS_SERVICE_MODEL } : {}),
+      });
+    case 'onnx-bundle':
+      if (!e.VENUS_BUNDLE_DIR)
+        throw new VenusError('invalid_arguments', 'VENUS_MODEL=onnx-bundle needs VENUS_BUNDLE_DIR');
+      return OnnxBundleModelPort.create({
+        bundleDir: e.VENUS_BUNDLE_DIR,
+        threads: e.INFERENCE_THREADS,
+        executionProvider: e.VENUS_EXECUTION_PROVIDER,
+      });
+  }
+}
