@@ -39,6 +39,7 @@ export {
   DelegationJobSchema,
   type DelegationKeys,
   type DelegationRecord,
+  type DelegationRunLike,
   delegationKeys,
   jobIdFor,
   WorkEventReader,

@@ -9,7 +9,7 @@ import {
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import { DelegationRunner, type RunOutcome } from '../delegation-runner.ts';
+import { DelegationRunner, type RunHooks, type RunOutcome } from '../delegation-runner.ts';
 import type { FunctionRegistry } from '../function-registry.ts';
 import type { Oralizer } from '../oralizer.ts';
 import type { Planner } from '../planner.ts';
@@ -24,7 +24,10 @@ export interface BullmqDelegationConsumerOptions {
   redisOptions?: RedisOptions;
   /** Key prefix shared with the producers. Default `venus:`. */
   prefix?: string;
-  registry: FunctionRegistry;
+  /** The functions jobs may run; or give `runner` instead. */
+  registry?: FunctionRegistry;
+  /** Runs each delegation instead of a DelegationRunner over `registry` (e.g. a per-tenant catalog runner). */
+  runner?: DelegationRunLike;
   planner?: Planner;
   oralizer?: Oralizer;
   defaultPolicy?: DeliveryPolicy;
@@ -52,6 +55,11 @@ export interface BullmqDelegationConsumerOptions {
   onError?(error: unknown): void;
 }
 
+/** What the consumer needs of a runner: DelegationRunner's `run`, which never throws. */
+export interface DelegationRunLike {
+  run(request: DelegationRequest, hooks: RunHooks): Promise<RunOutcome>;
+}
+
 /** Abort reason of work stopped by close(): the job goes back to the queue, not to its end. */
 const CLOSING = new VenusError('session_closed', 'the harness is shutting down');
 
@@ -76,7 +84,7 @@ interface ActiveWork {
 export class BullmqDelegationConsumer {
   readonly workerId = randomUUID();
   readonly #keys: DelegationKeys;
-  readonly #runner: DelegationRunner;
+  readonly #runner: DelegationRunLike;
   readonly #redis: Redis;
   readonly #subscriber: Redis;
   readonly #workerConnection: Redis;
@@ -100,14 +108,19 @@ export class BullmqDelegationConsumer {
     this.#progressEveryMs = options.progressEveryMs ?? DELEGATION_LIMITS.progressEveryMs;
     this.#drainMs = options.drainMs ?? 10_000;
     this.#onError = options.onError ?? throttledErrorLog('delegation consumer');
-    this.#runner = new DelegationRunner({
-      registry: options.registry,
-      now: this.#now,
-      resultTtlMs: this.#resultTtlMs,
-      defaultPolicy: options.defaultPolicy ?? 'when_idle',
-      ...(options.planner ? { planner: options.planner } : {}),
-      ...(options.oralizer ? { oralizer: options.oralizer } : {}),
-    });
+    if (options.runner === undefined && options.registry === undefined) {
+      throw new VenusError('invalid_arguments', 'a delegation consumer needs a registry or a runner');
+    }
+    this.#runner =
+      options.runner ??
+      new DelegationRunner({
+        registry: options.registry!,
+        now: this.#now,
+        resultTtlMs: this.#resultTtlMs,
+        defaultPolicy: options.defaultPolicy ?? 'when_idle',
+        ...(options.planner ? { planner: options.planner } : {}),
+        ...(options.oralizer ? { oralizer: options.oralizer } : {}),
+      });
 
     const name = `delegation-consumer:${this.workerId}`;
     this.#redis = new Redis(options.url, { connectionName: name, enableAutoPipelining: true, ...options.redisOptions });

@@ -1,4 +1,8 @@
-export { BullmqDelegationConsumer, type BullmqDelegationConsumerOptions } from './bullmq-delegation-consumer.ts';
+export {
+  BullmqDelegationConsumer,
+  type BullmqDelegationConsumerOptions,
+  type DelegationRunLike,
+} from './bullmq-delegation-consumer.ts';
 export {
   BullmqDelegationProducer,
   type BullmqDelegationProducerOptions,
