@@ -1,6 +1,8 @@
 import { type ServeEdgeNodeOptions, serveEdgeNode } from '@venus/edge';
 import { createTimelineStore, SessionHost } from '@venus/gpu-worker';
 import {
+  BullmqDelegationConsumer,
+  BullmqDelegationProducer,
   createBuiltinFunctions,
   FunctionRegistry,
   InProcessExecutor,
@@ -50,11 +52,14 @@ export interface EmbeddedRuntime {
 export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {}): Promise<EmbeddedRuntime> {
   const store = options.store ?? createTimelineStore(options.redisUrl ? { redisUrl: options.redisUrl } : {});
   const model = options.model ?? (await modelFromEnv(options.modelEnv ?? {}));
+  const registry = new FunctionRegistry(options.functions ?? createBuiltinFunctions());
+  // With Redis, delegations go through BullMQ: this process enqueues them and also runs one harness
+  // consumer, so `npm start` stays one process while more `harness` processes can join the queue.
+  const consumer =
+    !options.executor && options.redisUrl ? new BullmqDelegationConsumer({ url: options.redisUrl, registry }) : null;
   const executor =
     options.executor ??
-    new InProcessExecutor({
-      registry: new FunctionRegistry(options.functions ?? createBuiltinFunctions()),
-    });
+    (options.redisUrl ? new BullmqDelegationProducer({ url: options.redisUrl }) : new InProcessExecutor({ registry }));
   const host = new SessionHost({ model, executor, store });
   const link = new InProcessLink(host);
   const edge = await serveEdgeNode({
@@ -76,6 +81,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
       await host.close();
       await link.close();
       await executor.close();
+      await consumer?.close();
       await model.close();
       await store.close();
     },
