@@ -1,8 +1,10 @@
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { benchTimelineStore, createTimelineStore, ReferenceModelPort } from '@venus/gpu-worker';
 import startRedisForRun from '../test/setup/redis-server.ts';
 import { runForegroundLoad } from './foreground-load.ts';
-import { table } from './report.ts';
+import { runIdleConnections } from './idle-connections.ts';
+import { runRelayOverhead } from './relay-overhead.ts';
+import { fmt, table } from './report.ts';
 
 /**
  * `npm run bench`: prints the runtime's speed and memory figures (medians, p99, ratios). Sections:
@@ -100,6 +102,88 @@ if (want('timeline')) {
   }
   print(table('Timeline store appends (one awaited append at a time)', rows));
   if (!process.env.REDIS_URL) print('(set REDIS_URL to include Redis Streams)');
+}
+
+if (want('relay')) {
+  // Relay overhead: real-time 20 ms frames through the edge and a real relay to an echo worker,
+  // against the same client on a bare ws echo server; then memory per idle connection.
+  const rows = [];
+  const notes: string[] = [];
+  // 25 sessions (full runs only) shows the path below saturation on a small machine.
+  for (const sessions of quick ? [100, 500] : [25, 100, 500, 1000]) {
+    process.stderr.write(`relay: ${sessions} streaming sessions (bare ws, then edge + relay)…\n`);
+    const load = loadavg()[0] ?? 0;
+    const r = await runRelayOverhead({ sessions, warmupS: quick ? 1 : 2, measureS: quick ? 3 : 8 });
+    const { baseline: bare, edge } = r;
+    // No echo at all (the path was swamped): no latency to show.
+    const ms = (side: typeof edge, p50: number, p99: number) =>
+      side.client.echoes === 0 ? 'no echoes' : `${fmt(p50)} / ${fmt(p99)}`;
+    const added = (value: number) => (edge.client.echoes === 0 || bare.client.echoes === 0 ? 'n/a' : value);
+    rows.push({
+      sessions,
+      'sent / echoed frames/s/session': `${fmt(edge.client.sentPerSession)} / ${fmt(edge.client.echoedPerSession)}`,
+      'bare ws p50 / p99 ms': ms(bare, bare.client.p50Ms, bare.client.p99Ms),
+      'edge p50 / p99 ms': ms(edge, edge.client.p50Ms, edge.client.p99Ms),
+      'added p50 ms': added(r.addedP50Ms),
+      'added p99 ms': added(r.addedP99Ms),
+      'edge+worker CPU % core': edge.serverCpuPct,
+      'CPU/stream % core': r.cpuPerStreamPct,
+      'CPU µs/echo': edge.client.echoes === 0 ? 'n/a' : r.cpuPerEchoUs,
+      'client CPU % core': edge.client.clientCpuPct,
+      'errors + drops': edge.client.errors + r.linkDrops + r.slowConsumerDrops + edge.client.unexpectedCloses,
+      'load avg': load,
+    });
+    if (edge.client.echoedPerSession < 49 || edge.client.sentPerSession < 49) {
+      notes.push(
+        `${sessions} sessions did not keep real time: ${fmt(edge.client.sentPerSession)} frames/s/session sent, ` +
+          `${fmt(edge.client.echoedPerSession)} echoed (50 is real time); latencies there include queueing.`,
+      );
+    } else if (edge.client.p50Ms > 100) {
+      notes.push(
+        `${sessions} sessions kept the frame rate but behind a standing queue (edge p50 ${fmt(edge.client.p50Ms)} ms): ` +
+          `the edge + worker process was at capacity (${fmt(edge.serverCpuPct)}% of a core).`,
+      );
+    }
+    if (r.linkDisconnects.length > 0) {
+      notes.push(
+        `${sessions} sessions: the relay socket was lost ${r.linkDisconnects.length}× (${r.linkDisconnects.join('; ')}).`,
+      );
+    }
+    if (sessions === 500) {
+      notes.push(
+        edge.client.echoes === 0
+          ? 'target: p99 ≤ 10 ms at 500 sessions — no echo came back in the window.'
+          : `target: p99 ≤ 10 ms at 500 sessions — measured edge p99 ${fmt(edge.client.p99Ms)} ms, ` +
+              `${fmt(r.addedP99Ms)} ms over the bare ws server.`,
+      );
+    }
+  }
+  print(
+    table(
+      'Edge relay overhead: 20 ms pcm16 frames at 24 kHz in real time, serveEdgeNode → msgpack relay → echo worker and back (client in a child process; CPU is the edge + worker process)',
+      rows,
+    ),
+  );
+  for (const note of notes) print(note);
+
+  const connections = 5_000;
+  process.stderr.write(`relay: ${connections} idle connections…\n`);
+  const idle = await runIdleConnections({ connections, settleS: quick ? 1 : 3 });
+  print(
+    table('Edge memory held by idle realtime connections (edge alone in a fresh process, in-process worker link)', [
+      {
+        connections: idle.connections,
+        opened: idle.opened,
+        'open all s': idle.connectS,
+        'edge RSS Δ MB': idle.rssDeltaMb,
+        'RSS KB/conn': idle.rssPerConnectionKb,
+        'heap KB/conn': idle.heapPerConnectionKb,
+        'external KB/conn': idle.externalPerConnectionKb,
+        'heap left after close KB/conn': idle.heapLeftPerConnectionKb,
+      },
+    ]),
+  );
+  if (idle.failed > 0) print(`(${idle.failed} connections failed to open: ${idle.firstError ?? 'unknown'})`);
 }
 
 await stopRedis();

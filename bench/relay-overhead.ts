@@ -1,0 +1,169 @@
+import { performance } from 'node:perf_hooks';
+import { serveEdgeNode } from '@venus/edge';
+import { WebSocketWorkerLink } from '../edge/src/relay/index.ts';
+import { serveRelay } from '../gpu-worker/src/relay/index.ts';
+import { serveBareEcho } from './support/bare-echo-server.ts';
+import { BenchChild, sleep } from './support/child-lines.ts';
+import { EchoFrameHost } from './support/echo-frame-host.ts';
+import type { LoadClientOptions, StreamResult } from './support/load-client.ts';
+
+export interface RelayOverheadOptions {
+  /** Concurrent streaming sessions, each sending 50 frames/s. */
+  sessions: number;
+  warmupS: number;
+  measureS: number;
+}
+
+/** What one side (the edge path, or the bare baseline) measured at the client. */
+export interface ServerSide {
+  client: StreamResult;
+  /** CPU of this process (the server under test) in the window, % of one core. */
+  serverCpuPct: number;
+  /** The same as CPU time, µs. */
+  serverCpuUs: number;
+}
+
+export interface RelayOverheadResult {
+  sessions: number;
+  baseline: ServerSide;
+  edge: ServerSide;
+  /** Edge p50/p99 minus the bare server's: what the edge and the relay add. */
+  addedP50Ms: number;
+  addedP99Ms: number;
+  /** Edge + worker CPU per stream, % of one core. */
+  cpuPerStreamPct: number;
+  /** Edge + worker CPU time per echo the clients received in the window, µs. */
+  cpuPerEchoUs: number;
+  /** Frames the relay link dropped (congestion) and sockets the relay cut as slow consumers. */
+  linkDrops: number;
+  slowConsumerDrops: number;
+  /** Times the relay socket was lost (e.g. cut by the relay's heartbeat while swamped), with close codes. */
+  linkDisconnects: string[];
+}
+
+/**
+ * Added latency of the edge relay under many real-time streams. The same load client (a child
+ * process, see support/load-client.ts) first runs against a bare `ws` echo server, then against the
+ * real path: `serveEdgeNode` (Hono + ws, base64 and 24 -> 16 kHz conversion) -> WebSocketWorkerLink
+ * (msgpack) -> `serveRelay` -> EchoFrameHost, and back through the edge's timeline relay as OpenAI
+ * events. The edge, the link, the relay and the echo host all run in this process, so its CPU is
+ * the edge's and the worker relay's together; the echo host itself does next to nothing.
+ *
+ * @example
+ *   const r = await runRelayOverhead({ sessions: 500, warmupS: 2, measureS: 8 });
+ *   console.log(r.addedP99Ms, r.cpuPerStreamPct);
+ */
+export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOverheadResult> {
+  const bare = await serveBareEcho();
+  let baseline: ServerSide;
+  try {
+    baseline = await measure(bare.url, o);
+  } finally {
+    await bare.close();
+  }
+
+  const host = new EchoFrameHost();
+  const relay = await serveRelay({ host, port: 0 });
+  let linkDrops = 0;
+  const linkDisconnects: string[] = [];
+  let closing = false;
+  const link = new WebSocketWorkerLink({
+    url: relay.url,
+    onEvent: (event) => {
+      if (event.type === 'dropped') linkDrops += 1;
+      if (event.type === 'disconnected' && !closing) linkDisconnects.push(`${event.code} ${event.reason}`.trim());
+    },
+  });
+  const edge = await serveEdgeNode({ link, port: 0 });
+  let measured: ServerSide;
+  try {
+    for (let waited = 0; !link.connected; waited += 20) {
+      if (waited > 5_000) throw new Error('the relay link did not connect');
+      await sleep(20);
+    }
+    measured = await measure(`${edge.url.replace(/^http/, 'ws')}/v1/realtime`, o);
+  } finally {
+    closing = true;
+    await edge.close();
+    await link.close();
+    await relay.close();
+  }
+
+  return {
+    sessions: o.sessions,
+    baseline,
+    edge: measured,
+    addedP50Ms: measured.client.p50Ms - baseline.client.p50Ms,
+    addedP99Ms: measured.client.p99Ms - baseline.client.p99Ms,
+    cpuPerStreamPct: measured.serverCpuPct / Math.max(1, measured.client.opened),
+    cpuPerEchoUs: measured.serverCpuUs / Math.max(1, measured.client.echoes),
+    linkDrops,
+    slowConsumerDrops: relay.stats().slowConsumerDrops,
+    linkDisconnects,
+  };
+}
+
+/** Runs the load client against `url` and reads this process's CPU over the client's measuring window. */
+async function measure(url: string, o: RelayOverheadOptions): Promise<ServerSide> {
+  const options: LoadClientOptions = {
+    mode: 'stream',
+    url,
+    sessions: o.sessions,
+    warmupS: o.warmupS,
+    measureS: o.measureS,
+    maxRunS: 120 + o.warmupS + o.measureS,
+  };
+  const cpu = new CpuSampler();
+  const child = BenchChild.spawn({ entry: 'bench/support/load-client.ts', options, fdLimit: o.sessions + 1024 });
+  try {
+    const connected = await child.next('connected', 90_000);
+    if (connected.failed) {
+      process.stderr.write(`relay: ${connected.failed} sessions failed to open (${connected.firstError})\n`);
+    }
+    const result = await child.next('result', (o.warmupS + o.measureS + 30) * 1000);
+    if (typeof result.error === 'string') throw new Error(`load client: ${result.error}`);
+    const client = result as unknown as StreamResult;
+    const cpuUs = cpu.between(client.windowFromEpochMs, client.windowToEpochMs);
+    const wallMs = client.windowToEpochMs - client.windowFromEpochMs;
+    return { client, serverCpuPct: (cpuUs / 1000 / wallMs) * 100, serverCpuUs: cpuUs };
+  } finally {
+    cpu.stop();
+    await child.stop();
+  }
+}
+
+/**
+ * This process's CPU time, sampled every 50 ms against the wall clock. A swamped event loop runs
+ * late, so the samples are read by time and interpolated rather than taken when the client says so.
+ */
+class CpuSampler {
+  readonly #samples: { at: number; us: number }[] = [];
+  readonly #timer: ReturnType<typeof setInterval>;
+
+  constructor() {
+    const sample = () => {
+      const { user, system } = process.cpuUsage();
+      this.#samples.push({ at: performance.timeOrigin + performance.now(), us: user + system });
+    };
+    sample();
+    this.#timer = setInterval(sample, 50);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** CPU µs used between two epoch times (linear between the samples around each). */
+  between(fromMs: number, toMs: number): number {
+    return this.#at(toMs) - this.#at(fromMs);
+  }
+
+  #at(epochMs: number): number {
+    const samples = this.#samples;
+    const after = samples.findIndex((s) => s.at >= epochMs);
+    if (after <= 0) return after === 0 ? samples[0]!.us : samples[samples.length - 1]!.us;
+    const a = samples[after - 1]!;
+    const b = samples[after]!;
+    return a.us + ((b.us - a.us) * (epochMs - a.at)) / (b.at - a.at);
+  }
+}
