@@ -623,7 +623,9 @@ export class SessionRuntime {
     const event = { ...draft, session: this.sessionId, seq: ++this.seq, chunk, atMs: this.nowMs() } as TimelineEvent;
     this.writeQueue.push(event);
     this.flush();
-    this.opts.emit({ kind: 'timeline', session: this.sessionId, event });
+    // The client's own microphone audio is stored, not echoed back: relaying it would double the
+    // messages of every stream for nothing the edge or the client needs.
+    if (event.type !== 'user.audio') this.opts.emit({ kind: 'timeline', session: this.sessionId, event });
     return event;
   }
 
