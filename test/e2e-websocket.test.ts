@@ -161,4 +161,22 @@ describe('end to end over the WebSocket', () => {
     expect(more.length).toBeGreaterThan(0);
     await c.close();
   }, 90_000);
+
+  it.concurrent('"never mind" after a voice barge-in cancels the running work and nothing about it is spoken', async () => {
+    const c = await connect();
+    c.say("What's the weather in Paris?");
+    const delegate = await c.waitForTimeline((e) => e.type === 'assistant.delegate');
+    if (delegate.type !== 'assistant.delegate') throw new Error('unreachable');
+    const workId = delegate.data.workId;
+    const speech = c.speak(await tts.synthesize('No no no, wait a moment, please stop.', 'en-us+m3'));
+    await c.waitForTimeline((e) => e.type === 'assistant.interruption' && e.data.action === 'discard', 20_000);
+    // The transcript arrives after voice activity already stopped the assistant.
+    c.say('Never mind.');
+    await speech;
+    await c.waitForTimeline((e) => e.type === 'work.state' && e.data.workId === workId && e.data.state === 'CANCELLED');
+    await c.silence(2500);
+    expect(ofType(c, 'work.admitted').some((e) => e.data.workId === workId)).toBe(false);
+    expect(ofType(c, 'work.result').some((e) => e.data.result.workId === workId)).toBe(false);
+    await c.close();
+  }, 90_000);
 });

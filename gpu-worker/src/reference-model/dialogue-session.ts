@@ -101,6 +101,9 @@ function seededDraw(seedText: string): () => number {
  *   const out = d.finishStep(plan, await vad.run(plan.frames.map(() => d.voice.stream), plan.frames));
  */
 
+/** Said after a cancel that arrives once the assistant has stopped talking. */
+const CANCELLED_REPLY = 'Okay, I have cancelled that.';
+
 export class DialogueSession {
   readonly voice = new VoiceActivity();
   private readonly voiceName: string;
@@ -283,7 +286,14 @@ export class DialogueSession {
       this.plan = null;
     }
     if (speaking) this.handleOverlap(text, outcome);
-    else this.handleRequest(text);
+    else if (readOverlap(text) === 'cancel') {
+      // "Never mind" after the assistant already stopped (a voice barge-in usually stops it before
+      // the transcript arrives): nothing to stop, but the work of the last turn is still cancelled.
+      if (!outcome.interruption || outcome.interruption.action === 'continue')
+        outcome.interruption = { action: 'discard', cause: 'interruption', cancelsWork: true };
+      else outcome.interruption = { ...outcome.interruption, cancelsWork: true };
+      this.enqueue({ text: CANCELLED_REPLY, role: 'other' });
+    } else this.handleRequest(text);
   }
 
   private handleOverlap(text: string, outcome: StepOutcome): void {

@@ -306,7 +306,9 @@ export class SessionRuntime {
     }
     if (step.interruption) {
       const u = this.activeUtterance();
-      if (step.interruption.action === 'continue' || !u) {
+      if (step.interruption.action !== 'continue' && !u && step.interruption.cancelsWork) {
+        this.cancelLastTurnWork(step.interruption, chunk);
+      } else if (step.interruption.action === 'continue' || !u) {
         this.append(
           {
             stream: 'assistant',
@@ -504,6 +506,33 @@ export class SessionRuntime {
     this.ledger.clearAudible(nowMs);
     this.guard(this.opts.model.playbackAck({ utteranceId: u.id, playedMs: heardMs, final: true }));
     for (const w of cancelled) this.cancelWork(w, `interrupted:${intr.action}`, false);
+  }
+
+  /**
+   * A cancel that arrives after the reply already ended (typically a spoken "never mind" whose
+   * transcript lands after voice activity stopped the assistant): cancel the undelivered work of the
+   * most recent utterance that delegated.
+   */
+  private cancelLastTurnWork(intr: NonNullable<OutputStep['interruption']>, chunk: number): void {
+    const open = this.works.all().filter((w) => ['QUEUED', 'RUNNING', 'COMPLETED'].includes(w.state));
+    const last = open.at(-1)?.utteranceId ?? null;
+    const cancelled = open.filter((w) => w.utteranceId === last).map((w) => w.workId);
+    this.append(
+      {
+        stream: 'assistant',
+        type: 'assistant.interruption',
+        data: {
+          action: intr.action,
+          cause: intr.cause,
+          utteranceId: last,
+          heardMs: 0,
+          heardText: '',
+          cancelledWork: cancelled,
+        },
+      },
+      chunk,
+    );
+    for (const w of cancelled) this.cancelWork(w, 'user_cancelled', false);
   }
 
   private finishUtterance(u: UtteranceRecord, reason: NonNullable<UtteranceRecord['reason']>, chunk: number): void {
