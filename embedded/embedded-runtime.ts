@@ -15,8 +15,10 @@ import { modelFromEnv } from './model-from-env.ts';
 export interface EmbeddedRuntimeOptions {
   port?: number;
   hostname?: string;
-  /** Redis Streams timeline when set; in-memory otherwise. */
+  /** Redis Streams timeline and BullMQ harness when set; in-memory and in-process otherwise. */
   redisUrl?: string;
+  /** Key prefix for everything this runtime keeps in Redis (default `venus:`). */
+  redisPrefix?: string;
   apiKeys?: string[];
   defaultConfig?: SessionConfigInput;
   /** Anything else the Node edge takes: auth, tenancy, tls, webrtc, buffer limits. */
@@ -50,16 +52,21 @@ export interface EmbeddedRuntime {
  *   console.log(`ws ${rt.url.replace('http', 'ws')}/v1/realtime`);
  */
 export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {}): Promise<EmbeddedRuntime> {
-  const store = options.store ?? createTimelineStore(options.redisUrl ? { redisUrl: options.redisUrl } : {});
+  const prefix = options.redisPrefix ?? 'venus:';
+  const store = options.store ?? createTimelineStore(options.redisUrl ? { redisUrl: options.redisUrl, prefix } : {});
   const model = options.model ?? (await modelFromEnv(options.modelEnv ?? {}));
   const registry = new FunctionRegistry(options.functions ?? createBuiltinFunctions());
   // With Redis, delegations go through BullMQ: this process enqueues them and also runs one harness
   // consumer, so `npm start` stays one process while more `harness` processes can join the queue.
   const consumer =
-    !options.executor && options.redisUrl ? new BullmqDelegationConsumer({ url: options.redisUrl, registry }) : null;
+    !options.executor && options.redisUrl
+      ? new BullmqDelegationConsumer({ url: options.redisUrl, prefix, registry })
+      : null;
   const executor =
     options.executor ??
-    (options.redisUrl ? new BullmqDelegationProducer({ url: options.redisUrl }) : new InProcessExecutor({ registry }));
+    (options.redisUrl
+      ? new BullmqDelegationProducer({ url: options.redisUrl, prefix })
+      : new InProcessExecutor({ registry }));
   const host = new SessionHost({ model, executor, store });
   const link = new InProcessLink(host);
   const edge = await serveEdgeNode({
