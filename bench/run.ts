@@ -1,5 +1,6 @@
 import { cpus, loadavg, totalmem } from 'node:os';
-import { benchTimelineStore, createTimelineStore, ReferenceModelPort } from '@venus/gpu-worker';
+import { benchCapacity, benchTimelineStore, createTimelineStore, ReferenceModelPort } from '@venus/gpu-worker';
+import { benchDelegation, bullmqBenchTarget, inProcessBenchTarget } from '@venus/harness-functions';
 import startRedisForRun from '../test/setup/redis-server.ts';
 import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
@@ -9,7 +10,8 @@ import { fmt, table } from './report.ts';
 /**
  * `npm run bench`: prints the runtime's speed and memory figures (medians, p99, ratios). Sections:
  * foreground (sessions vs step latency, deadline misses and memory; 50 sessions with 8 slow
- * delegations in flight each), timeline stores. Pick sections with `--only a,b`; `--quick` shortens
+ * delegations in flight each), timeline stores, delegation (round trip and cancel latency), relay
+ * (edge relay overhead; memory of idle connections). Pick sections with `--only a,b`; `--quick` shortens
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
 const args = process.argv.slice(2);
@@ -34,25 +36,33 @@ print(
 );
 
 if (want('foreground')) {
-  const port = await ReferenceModelPort.create();
+  // Sessions vs step latency, deadline misses and memory: real session hosts on the reference model,
+  // every session streaming microphone audio, speaking now and then and typing requests.
+  const capacity = await benchCapacity({
+    sessionCounts: quick ? [8, 32] : [8, 16, 32, 64, 96],
+    chunkMs: 160,
+    seconds: quick ? 5 : 10,
+    onProgress: (line) => process.stderr.write(`capacity: ${line}\n`),
+  });
   print(
-    `reference model: calibrated step ${port.calibration.stepCostMs.toFixed(2)} ms/session-step, advertises ${port.calibration.maxSessions} sessions`,
+    `reference model: advertises ${capacity.advertisedMaxSessions} sessions (calibrated at start); ${capacity.cores} cores; ${capacity.chunkMs} ms chunks`,
   );
-  const measureS = quick ? 6 : 15;
-  const rows = [];
-  for (const sessions of quick ? [1, 25] : [1, 10, 25, 50, 75]) {
-    process.stderr.write(`foreground: ${sessions} sessions…\n`);
-    const r = await runForegroundLoad({ port, sessions, chunkMs: 160, warmupS: 3, measureS });
-    rows.push({
-      sessions: r.sessions,
-      'step p50 ms': r.stepP50Ms,
-      'step p99 ms': r.stepP99Ms,
-      'missed deadlines': r.missed,
-      'miss rate': r.missRate,
-      'RSS/session MB': r.rssPerSessionMb,
-    });
-  }
-  print(table('Foreground loop at 160 ms chunks (reference model, mic audio streaming, no delegations)', rows));
+  print(
+    table(
+      'Foreground loop vs sessions (reference model at 160 ms chunks; target: >= 64 sessions with zero missed deadlines)',
+      capacity.rows.map((r) => ({
+        sessions: r.sessions,
+        'step p50 ms': r.stepP50Ms,
+        'step p99 ms': r.stepP99Ms,
+        'missed deadlines': r.missed,
+        'miss rate': r.missRate,
+        'RSS/session MB': r.rssPerSessionMb,
+        'CPU ms/step': r.cpuMsPerStep,
+        'host load': r.hostLoad,
+      })),
+    ),
+  );
+  const port = await ReferenceModelPort.create({ maxSessions: 64 });
   process.stderr.write('foreground: 50 sessions with delegations in flight…\n');
   const d = await runForegroundLoad({
     port,
@@ -102,6 +112,25 @@ if (want('timeline')) {
   }
   print(table('Timeline store appends (one awaited append at a time)', rows));
   if (!process.env.REDIS_URL) print('(set REDIS_URL to include Redis Streams)');
+}
+
+if (want('delegation')) {
+  // Closing delegate tag -> backend result on the timeline for a no-op function, and cancel latency.
+  const n = quick ? 1000 : 5000;
+  const rows = [];
+  const inProcess = await benchDelegation({ make: inProcessBenchTarget, n });
+  rows.push({ executor: 'in-process', ...delegationRow(inProcess) });
+  if (process.env.REDIS_URL) {
+    const url = process.env.REDIS_URL;
+    const bullmq = await benchDelegation({ make: () => bullmqBenchTarget({ url }), n });
+    rows.push({ executor: 'BullMQ (separate harness process)', ...delegationRow(bullmq) });
+  }
+  print(
+    table(
+      'Delegation round trip, no-op function (targets: p50 <= 15 ms, p99 <= 50 ms, >= 2,000/s; cancel <= 100 ms)',
+      rows,
+    ),
+  );
 }
 
 if (want('relay')) {
@@ -187,3 +216,13 @@ if (want('relay')) {
 }
 
 await stopRedis();
+
+function delegationRow(r: Awaited<ReturnType<typeof benchDelegation>>) {
+  return {
+    'round trip p50 ms': r.roundTripP50Ms,
+    'round trip p99 ms': r.roundTripP99Ms,
+    'delegations/s': r.perSec,
+    'cancel p50 ms': r.cancelP50Ms,
+    'cancel p99 ms': r.cancelP99Ms,
+  };
+}
