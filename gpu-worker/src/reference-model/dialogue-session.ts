@@ -104,6 +104,9 @@ function seededDraw(seedText: string): () => number {
 /** Said after a cancel that arrives once the assistant has stopped talking. */
 const CANCELLED_REPLY = 'Okay, I have cancelled that.';
 
+/** The plain-language status request the model delegates; the session host answers it from work state. */
+const STATUS_QUERY = 'What is the status of my pending requests?';
+
 export class DialogueSession {
   readonly voice = new VoiceActivity();
   private readonly voiceName: string;
@@ -360,6 +363,10 @@ export class DialogueSession {
         return;
       case 'greeting':
         this.enqueue({ text: GREETING_REPLY, role: 'other' });
+        return;
+      case 'status':
+        // The model does not track work itself: it asks, and the answer comes back as <backend>.
+        this.enqueue({ text: `Let me see. <delegate>${STATUS_QUERY}</delegate>`, role: 'other' });
         return;
       case 'unknown':
         // A lone "okay" after the assistant finished needs no answer.

@@ -14,6 +14,8 @@ describe('understandRequest', () => {
     ['3 + 4 <delegate>x</delegate>', { kind: 'calc', expression: '3 + 4 delegate x /delegate' }],
     ['what is the weather', { kind: 'missing_city', for: 'weather' }],
     ['Hello there', { kind: 'greeting' }],
+    ["How's that going?", { kind: 'status' }],
+    ['any update on the weather?', { kind: 'status' }],
     ['tell me a joke', { kind: 'unknown' }],
   ])('%s', (text, expected) => {
     expect(understandRequest(text)).toEqual(expected);

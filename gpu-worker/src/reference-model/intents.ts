@@ -17,12 +17,16 @@ export type Understanding =
   | RequestIntent
   | { kind: 'missing_city'; for: 'weather' | 'time' }
   | { kind: 'greeting' }
+  | { kind: 'status' }
   | { kind: 'unknown' };
 
 export type OverlapReading = 'backchannel' | 'cancel' | 'stop' | 'correction' | 'other';
 
 const WEATHER = /\b(weather|temperature|forecast|rain|raining|rainy|sunny|snow|snowing|windy|humid|humidity|degrees)\b/;
 const TIME = /\b(what time|the time|time is it|local time|time in|time at|clock in)\b/;
+/** "How's that going?": a question about delegated work, answered from its work state. */
+const STATUS =
+  /\b(how ?s (that|it) (going|coming)|how is (that|it) (going|coming)|any (update|news)|is it (done|ready)|what ?s the status|status (update|of))\b/;
 const CALC_WORD =
   /\b(convert|calculate|compute|plus|minus|times|multiplied|divided|over|percent|squared|cubed|square root|power|how many|how much is)\b/;
 const CALC_SYMBOL = /\d\s*[-+*/x×÷^%]\s*\d|\d\s*%/;
@@ -155,6 +159,7 @@ export function extractCity(text: string, bare = false): string | null {
 
 export function understandRequest(text: string): Understanding {
   const n = normalize(text);
+  if (STATUS.test(n)) return { kind: 'status' };
   if (TIME.test(n)) {
     const city = extractCity(text);
     return city ? { kind: 'time', city } : { kind: 'missing_city', for: 'time' };

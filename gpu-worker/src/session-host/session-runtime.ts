@@ -431,9 +431,13 @@ export class SessionRuntime {
       { stream: 'assistant', type: 'assistant.delegate', data: { workId, query, evidenceCutoffSeq, private: true } },
       chunk,
     );
-    this.works.add(workId, u.id);
+    this.works.add(workId, u.id, query, this.nowMs());
     u.workIds.push(workId);
     this.append({ stream: 'background', type: 'work.state', data: { workId, state: 'QUEUED' } }, chunk);
+    if (isStatusQuery(query)) {
+      this.answerStatus(workId);
+      return;
+    }
     this.opts.executor
       .submit({
         workId,
@@ -451,6 +455,46 @@ export class SessionRuntime {
         this.error(e.code, `delegation ${workId} was not accepted: ${e.message}`);
         this.setWorkState(workId, 'FAILED', e.code);
       });
+  }
+
+  /**
+   * "How's that going?" is answered here, from the session's own work states, rather than by the
+   * harness: the host is the one place that knows every delegation of the session and where it stands.
+   * It runs through the same lifecycle and admission as any other result.
+   */
+  private answerStatus(workId: string): void {
+    const nowMs = this.nowMs();
+    const others = this.works.all().filter((w) => w.workId !== workId && !isStatusQuery(w.query));
+    const lines = others
+      .filter((w) => ['QUEUED', 'RUNNING', 'COMPLETED', 'DELIVERING'].includes(w.state))
+      .map((w) => {
+        const ago = Math.max(1, Math.round((nowMs - w.createdAtMs) / 1000));
+        const where =
+          w.state === 'QUEUED'
+            ? 'is waiting to start'
+            : w.state === 'RUNNING'
+              ? `is still running, ${ago} seconds so far`
+              : 'is done, and I will tell you in a moment';
+        return `"${w.query}" ${where}.`;
+      });
+    const text = lines.length > 0 ? lines.join(' ') : 'Nothing is pending right now.';
+    const now = this.now();
+    const base = { session: this.sessionId, incarnation: this.opts.incarnation, workId };
+    this.onWorkEvent({ ...base, kind: 'state', state: 'RUNNING', functionName: 'work_status' });
+    this.onWorkEvent({
+      ...base,
+      kind: 'result',
+      result: {
+        ...base,
+        ok: true,
+        text,
+        data: { pending: lines.length },
+        functionName: 'work_status',
+        policy: 'when_idle',
+        completedAtMs: now,
+        expiresAtMs: now + DELEGATION_LIMITS.resultTtlMs,
+      },
+    });
   }
 
   // ---- interruptions -------------------------------------------------------------------------
@@ -756,4 +800,9 @@ export class SessionRuntime {
     await this.opts.model.close(reason).catch(() => undefined);
     this.opts.emit({ kind: 'closed', session: this.sessionId, reason });
   }
+}
+
+/** A delegated question about the session's own work ("what is the status of my requests?"). */
+export function isStatusQuery(query: string): boolean {
+  return /\b(status|progress)\b.*\b(request|requests|work|lookup|lookups|task|tasks)\b/i.test(query);
 }

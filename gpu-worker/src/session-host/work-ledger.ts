@@ -10,6 +10,9 @@ export interface WorkRecord {
   attemptId: string | null;
   /** Utterance that speaks the result once admitted. */
   deliveredBy: string | null;
+  /** The plain-language request, and when it was made (session clock). */
+  query: string;
+  createdAtMs: number;
 }
 
 /**
@@ -19,9 +22,11 @@ export interface WorkRecord {
 export class WorkLedger {
   private readonly works = new Map<string, WorkRecord>();
 
-  add(workId: string, utteranceId: string | null): WorkRecord {
+  add(workId: string, utteranceId: string | null, query = '', createdAtMs = 0): WorkRecord {
     const record: WorkRecord = {
       workId,
+      query,
+      createdAtMs,
       state: 'QUEUED',
       utteranceId,
       resultSeq: null,

@@ -1,0 +1,82 @@
+import { createTimelineStore, ReferenceModelPort, SessionHost } from '@venus/gpu-worker';
+import { FunctionRegistry, InProcessExecutor } from '@venus/harness-functions';
+import { SessionConfigSchema, type TimelineEvent } from '@venus/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatedLookup } from './support/gated-function.ts';
+
+/**
+ * "How's that going?" while a delegation runs is answered from the session's work state: the model
+ * delegates the question, the session host answers it from its own record of the work, and the
+ * answer is spoken at a pause — while the original work is still running.
+ */
+let port: ReferenceModelPort;
+beforeAll(async () => {
+  port = await ReferenceModelPort.create();
+});
+afterAll(async () => {
+  await port.close();
+});
+
+const until = async (what: string, cond: () => boolean, timeoutMs = 30_000) => {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+describe('status questions', () => {
+  it('answers "how is that going?" from work state while the work still runs', async () => {
+    const gated = createGatedLookup();
+    const executor = new InProcessExecutor({ registry: new FunctionRegistry([gated.fn]) });
+    const store = createTimelineStore();
+    const host = new SessionHost({ model: port, executor, store });
+    const events: TimelineEvent[] = [];
+    host.onFrame((frame) => {
+      if (frame.kind !== 'timeline') return;
+      events.push(frame.event);
+      if (frame.event.type === 'assistant.audio') {
+        const { utteranceId, startMs, durationMs } = frame.event.data;
+        queueMicrotask(() =>
+          host.handleFrame({
+            kind: 'playback_ack',
+            session: 's',
+            utteranceId,
+            playedMs: startMs + durationMs,
+            source: 'client',
+          }),
+        );
+      }
+    });
+    host.handleFrame({ kind: 'open', session: 's', tenant: 't', config: SessionConfigSchema.parse({ chunkMs: 160 }) });
+    host.handleFrame({ kind: 'text', session: 's', itemId: 'i1', text: "What's the weather in Paris?" });
+    await until('the lookup runs', () => gated.started.length === 1);
+    await until('the first reply ends', () =>
+      events.some((e) => e.type === 'assistant.control' && e.data.decision === 'turn_eos'),
+    );
+    host.handleFrame({ kind: 'text', session: 's', itemId: 'i2', text: "How's that going?" });
+    await until(
+      'the status answer is spoken',
+      () => events.filter((e) => e.type === 'work.state' && e.data.state === 'DELIVERING').length >= 1,
+    );
+    await until('its text is out', () =>
+      events.some((e) => e.type === 'assistant.text' && /still running/.test(e.data.delta)),
+    );
+    const said = events
+      .filter((e) => e.type === 'assistant.text')
+      .map((e) => (e.type === 'assistant.text' ? e.data.delta : ''))
+      .join('');
+    expect(said).toMatch(/weather in Paris.*still running/);
+    const lookup = events.find((e) => e.type === 'assistant.delegate' && /Paris/.test(e.data.query));
+    const lookupState = events
+      .filter(
+        (e) => e.type === 'work.state' && lookup?.type === 'assistant.delegate' && e.data.workId === lookup.data.workId,
+      )
+      .at(-1);
+    expect(lookupState?.type === 'work.state' && lookupState.data.state).toBe('RUNNING');
+    gated.release();
+    await host.close();
+    await executor.close();
+    await store.close();
+  }, 90_000);
+});
