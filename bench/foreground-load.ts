@@ -108,26 +108,17 @@ export async function runForegroundLoad(o: ForegroundLoadOptions): Promise<Foreg
       host.handleFrame({ kind: 'audio', session, pcm16k: new Uint8Array(pcm.buffer) });
     }
   }, o.chunkMs);
-  // Type the next request once the previous one has been delegated (or 3 s have passed), so each
-  // session keeps about `inFlightPerSession` slow delegations running.
+  // Each session types a new request about every 1.2 s while it has fewer than the target in flight.
+  // The reference model delegates every request (following a new one parks the reply in progress),
+  // so slow functions pile up to about the target.
   let typed = 0;
   const lastTypedAt = new Map<string, number>();
-  const awaitingDelegate = new Set<string>();
   const maybeType = (session: string) => {
-    const target = o.delegations?.inFlightPerSession ?? 0;
-    if ((inFlight.get(session) ?? 0) >= target) return;
-    const since = performance.now() - (lastTypedAt.get(session) ?? 0);
-    if (awaitingDelegate.has(session) ? since < 3000 : since < 300) return;
+    if ((inFlight.get(session) ?? 0) >= (o.delegations?.inFlightPerSession ?? 0)) return;
+    if (performance.now() - (lastTypedAt.get(session) ?? 0) < 1000 + Math.random() * 400) return;
     lastTypedAt.set(session, performance.now());
-    awaitingDelegate.add(session);
     host.handleFrame({ kind: 'text', session, itemId: `t${typed}`, text: REQUESTS[typed++ % REQUESTS.length]! });
   };
-  host.onFrame((frame) => {
-    if (frame.kind === 'timeline' && frame.event.type === 'assistant.delegate') {
-      awaitingDelegate.delete(frame.session);
-      setTimeout(() => maybeType(frame.session), 350);
-    }
-  });
   const typing = o.delegations ? setInterval(() => ids.forEach(maybeType), 250) : null;
   const inFlightSamples: number[] = [];
   const sampler = setInterval(() => {

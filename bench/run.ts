@@ -10,7 +10,7 @@ import { fmt, table } from './report.ts';
 /**
  * `npm run bench`: prints the runtime's speed and memory figures (medians, p99, ratios). Sections:
  * foreground (sessions vs step latency, deadline misses and memory; 50 sessions with 8 slow
- * delegations in flight each), timeline stores, delegation (round trip and cancel latency), relay
+ * delegations in flight each: `delegation-load`), timeline stores, delegation (round trip and cancel latency), relay
  * (edge relay overhead; memory of idle connections). Pick sections with `--only a,b`; `--quick` shortens
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
@@ -62,6 +62,9 @@ if (want('foreground')) {
       })),
     ),
   );
+}
+
+if (want('delegation-load')) {
   const port = await ReferenceModelPort.create({ maxSessions: 64 });
   process.stderr.write('foreground: 50 sessions with delegations in flight…\n');
   const d = await runForegroundLoad({
