@@ -73,7 +73,11 @@ export async function runForegroundLoad(o: ForegroundLoadOptions): Promise<Foreg
   const registry = new FunctionRegistry(
     o.delegations ? [slowLookup(o.delegations.minMs, o.delegations.maxMs, inFlight)] : [],
   );
-  const executor = new InProcessExecutor({ registry });
+  // Room for every session's 8 slow calls at once (the default global concurrency of 64 would queue them).
+  const executor = new InProcessExecutor({
+    registry,
+    concurrency: o.sessions * (o.delegations?.inFlightPerSession ?? 1),
+  });
   const store = createTimelineStore();
   const host = new SessionHost({ model: o.port, executor, store });
   let submitted = 0;
@@ -108,14 +112,14 @@ export async function runForegroundLoad(o: ForegroundLoadOptions): Promise<Foreg
       host.handleFrame({ kind: 'audio', session, pcm16k: new Uint8Array(pcm.buffer) });
     }
   }, o.chunkMs);
-  // Each session types a new request about every 1.2 s while it has fewer than the target in flight.
+  // Each session types a new request about every 0.95 s while it has fewer than the target in flight.
   // The reference model delegates every request (following a new one parks the reply in progress),
   // so slow functions pile up to about the target.
   let typed = 0;
   const lastTypedAt = new Map<string, number>();
   const maybeType = (session: string) => {
     if ((inFlight.get(session) ?? 0) >= (o.delegations?.inFlightPerSession ?? 0)) return;
-    if (performance.now() - (lastTypedAt.get(session) ?? 0) < 1000 + Math.random() * 400) return;
+    if (performance.now() - (lastTypedAt.get(session) ?? 0) < 850 + Math.random() * 200) return;
     lastTypedAt.set(session, performance.now());
     host.handleFrame({ kind: 'text', session, itemId: `t${typed}`, text: REQUESTS[typed++ % REQUESTS.length]! });
   };
