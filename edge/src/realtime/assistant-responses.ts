@@ -20,6 +20,8 @@ export interface AssistantResponsesDeps {
   estimator: PlayoutEstimator;
   /** The encoder for the client's current output format. */
   encoder(): OutputAudioEncoder;
+  /** Whether to also send the beta event names (`response.audio.delta`, …); false for GA clients. */
+  betaAliases?(): boolean;
 }
 
 /** How many finished assistant items are remembered for truncation and playback acks. */
@@ -28,7 +30,8 @@ const REMEMBERED_ITEMS = 512;
 /**
  * Presents the worker's assistant utterances as OpenAI responses: one response per utterance,
  * one assistant message item (id = utterance id) with one audio content part whose transcript is the
- * utterance text. GA event names go out together with the beta aliases clients still listen for.
+ * utterance text. GA event names go out together with the beta aliases clients still listen for,
+ * until a client shows it speaks GA (then the aliases would only double its audio bandwidth).
  *
  * @example
  *   responses.started('utt_1');          // response.created, output_item.added, content_part.added
@@ -43,6 +46,10 @@ export class AssistantResponses {
     this.#deps = deps;
   }
 
+  #names(ga: string, beta: string): string[] {
+    return this.#deps.betaAliases?.() === false ? [ga] : [ga, beta];
+  }
+
   started(utteranceId: string, continues?: string): void {
     if (this.#items.has(utteranceId)) return;
     this.#begin(utteranceId, continues);
@@ -52,7 +59,7 @@ export class AssistantResponses {
     const item = this.#live(utteranceId);
     if (item === undefined) return;
     item.transcript += delta;
-    for (const type of ['response.output_audio_transcript.delta', 'response.audio_transcript.delta']) {
+    for (const type of this.#names('response.output_audio_transcript.delta', 'response.audio_transcript.delta')) {
       this.#deps.emit({ type, ...this.#where(item), delta });
     }
   }
@@ -66,7 +73,7 @@ export class AssistantResponses {
     }
     const delta = this.#deps.encoder().encode(pcm24kBase64);
     item.audioMs += durationMs;
-    for (const type of ['response.output_audio.delta', 'response.audio.delta']) {
+    for (const type of this.#names('response.output_audio.delta', 'response.audio.delta')) {
       this.#deps.emit({ type, ...this.#where(item), delta });
     }
     this.#deps.estimator.audioSent(utteranceId, durationMs);
@@ -80,10 +87,10 @@ export class AssistantResponses {
     const { emit } = this.#deps;
     const where = this.#where(item);
     const transcript = item.transcript;
-    for (const type of ['response.output_audio_transcript.done', 'response.audio_transcript.done']) {
+    for (const type of this.#names('response.output_audio_transcript.done', 'response.audio_transcript.done')) {
       emit({ type, ...where, transcript });
     }
-    for (const type of ['response.output_audio.done', 'response.audio.done']) emit({ type, ...where });
+    for (const type of this.#names('response.output_audio.done', 'response.audio.done')) emit({ type, ...where });
     emit({ type: 'response.content_part.done', ...where, part: { type: 'audio', transcript } });
     const completed = reason === 'completed';
     const message = messageItem(item, completed ? 'completed' : 'incomplete');

@@ -436,6 +436,20 @@ describe('RealtimeConnection: timeline becomes server events', () => {
     expect(transport.ofType('response.output_audio_transcript.done')[0]!.transcript).toBe('Hello');
   });
 
+  it('a GA client (session.type "realtime") gets no beta aliases: half the audio messages', () => {
+    const { transport, send, push } = setup();
+    send({ type: 'session.update', session: { type: 'realtime' } });
+    transport.drain();
+    push(utterance('utt_1', 'started'));
+    push(assistantText('utt_1', 'Hello'));
+    push(assistantAudio('utt_1', 0));
+    push(utterance('utt_1', 'finished', 'completed'));
+    const types = transport.types();
+    expect(types).toContain('response.output_audio.delta');
+    expect(types).toContain('response.output_audio_transcript.delta');
+    expect(types.filter((t) => t.startsWith('response.audio'))).toEqual([]);
+  });
+
   it('sends audio as 8 kHz μ-law when the client asked for G.711', () => {
     const { transport, send, push } = setup();
     send({ type: 'session.update', session: { output_audio_format: 'g711_ulaw' } });

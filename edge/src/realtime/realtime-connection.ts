@@ -63,6 +63,8 @@ export class RealtimeConnection {
   readonly #maxBufferedBytes: number;
   readonly #estimator: PlayoutEstimator;
   readonly #responses: AssistantResponses;
+  /** The client sent a GA `session.update` (`session.type: 'realtime'`): beta event aliases are not sent. */
+  #gaClient = false;
   readonly #relay: TimelineRelay;
   readonly #userItems = new Set<string>();
   readonly #hooks: SessionHooks | undefined;
@@ -103,7 +105,12 @@ export class RealtimeConnection {
         if (item?.audioStarted) emit({ type: 'output_audio_buffer.stopped', response_id: item.responseId });
       },
     });
-    this.#responses = new AssistantResponses({ emit, estimator: this.#estimator, encoder: () => this.#encoder });
+    this.#responses = new AssistantResponses({
+      emit,
+      estimator: this.#estimator,
+      encoder: () => this.#encoder,
+      betaAliases: () => !this.#gaClient,
+    });
     this.#relay = new TimelineRelay({ emit, responses: this.#responses, estimator: this.#estimator });
   }
 
@@ -222,6 +229,8 @@ export class RealtimeConnection {
   }
 
   #sessionUpdate(event: EventOf<'session.update'>): ProtocolError | undefined {
+    // GA clients name the session type; beta clients never do.
+    if ((event.session as { type?: unknown }).type === 'realtime') this.#gaClient = true;
     const result = this.#applySettings(event.session);
     if (!result.ok) return result.error;
     this.#send({ kind: 'config', session: this.sessionId, config: result.state.config });
