@@ -7,17 +7,31 @@ import {
   type StepRequest,
   VenusError,
 } from '@venus/protocol';
-import type { WorkerLink } from './worker-link.ts';
-import type { SessionCall, SessionCallResult } from './worker-protocol.ts';
+import type { MainToInference, SessionCall, SessionCallResult } from './worker-protocol.ts';
 
 /** What a session needs from the port that opened it. */
 export interface SessionOwner {
   readonly closed: boolean;
+  /** How errors name the model, e.g. "the cascade model". Default "the reference model". */
+  readonly modelName?: string;
   released(session: ReferenceModelSession): void;
 }
 
 /**
- * The main thread's handle on one reference-model session living in an inference worker. Inputs
+ * The thread a session lives on, as the handle uses it: one-way inputs and calls matched by id.
+ * `WorkerLink` of any port whose thread speaks these messages fits (reference model, cascade, bundle).
+ */
+export interface SessionThread {
+  sessions: number;
+  readonly alive: boolean;
+  nextId(): number;
+  send(message: Extract<MainToInference, { t: 'audio' | 'text' }>, transfer?: readonly ArrayBuffer[]): void;
+  call<T>(message: Extract<MainToInference, { t: 'call' }>): Promise<T>;
+}
+
+/**
+ * The main thread's handle on one model session living in a worker thread (the reference model's
+ * inference thread, and likewise the cascade's and the ONNX bundle's). Inputs
  * are posted without a round trip (the worker applies them in order); step, prefill, park,
  * playback acknowledgements and close are calls. A handle whose session was reopened with a higher
  * incarnation is stale: every later call on it rejects with `stale_incarnation`.
@@ -35,9 +49,13 @@ export class ReferenceModelSession implements ModelSession {
     readonly sessionId: string,
     readonly incarnation: number,
     private readonly handle: number,
-    private readonly link: WorkerLink,
+    private readonly link: SessionThread,
     private readonly owner: SessionOwner,
   ) {}
+
+  private get modelName(): string {
+    return this.owner.modelName ?? 'the reference model';
+  }
 
   get isOpen(): boolean {
     return this.state === 'open';
@@ -69,7 +87,7 @@ export class ReferenceModelSession implements ModelSession {
 
   async appendVideoFrame(_input: { inputSeq: number; mimeType: string; data: Uint8Array }): Promise<InputAck> {
     this.assertOpen();
-    throw new VenusError('unsupported_feature', 'the reference model takes no video input');
+    throw new VenusError('unsupported_feature', `${this.modelName} takes no video input`);
   }
 
   prefill(request: PrefillRequest): Promise<PrefillAck> {
@@ -127,7 +145,7 @@ export class ReferenceModelSession implements ModelSession {
         `session ${this.sessionId} incarnation ${this.incarnation} was superseded`,
       );
     }
-    if (this.owner.closed) throw new VenusError('model_unavailable', 'the reference model port is closed');
+    if (this.owner.closed) throw new VenusError('model_unavailable', `${this.modelName} port is closed`);
     if (this.state === 'closed') throw new VenusError('session_closed', `session ${this.sessionId} is closed`);
   }
 }

@@ -1,7 +1,7 @@
 import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
+import { ReferenceModelSession, type SessionOwner } from '../../reference-model/reference-model-session.ts';
 import { startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
 import { type CascadeConfig, cascadeConfigFromEnv } from './cascade-config.ts';
-import { CascadeSession, type CascadeSessionOwner } from './cascade-session.ts';
 import type { CascadeToMain, CascadeWorkerData, MainToCascade } from './cascade-worker-protocol.ts';
 
 export const CASCADE_MODEL_REVISION = 'cascade-v1';
@@ -30,8 +30,9 @@ const SPECIAL_TOKENS = {
  *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  *   await port.close();
  */
-export class CascadeModelPort implements ModelPort, CascadeSessionOwner {
-  private readonly sessions = new Map<string, CascadeSession>();
+export class CascadeModelPort implements ModelPort, SessionOwner {
+  readonly modelName = 'the cascade model';
+  private readonly sessions = new Map<string, ReferenceModelSession>();
   private nextLink = 0;
   private handles = 0;
   private isClosed = false;
@@ -86,7 +87,7 @@ export class CascadeModelPort implements ModelPort, CascadeSessionOwner {
     };
   }
 
-  async openSession(request: OpenSessionRequest): Promise<CascadeSession> {
+  async openSession(request: OpenSessionRequest): Promise<ReferenceModelSession> {
     if (this.isClosed) throw new VenusError('model_unavailable', 'the cascade model port is closed');
     const existing = this.sessions.get(request.sessionId);
     if (existing?.isOpen && request.incarnation <= existing.incarnation) {
@@ -113,13 +114,13 @@ export class CascadeModelPort implements ModelPort, CascadeSessionOwner {
       ...(request.voice ? { voice: request.voice } : {}),
       ...(request.instructions ? { instructions: request.instructions } : {}),
     });
-    const session = new CascadeSession(request.sessionId, request.incarnation, handle, link, this);
+    const session = new ReferenceModelSession(request.sessionId, request.incarnation, handle, link, this);
     link.sessions += 1;
     this.sessions.set(request.sessionId, session);
     return session;
   }
 
-  released(session: CascadeSession): void {
+  released(session: ReferenceModelSession): void {
     if (this.sessions.get(session.sessionId) === session) this.sessions.delete(session.sessionId);
   }
 
