@@ -4,17 +4,12 @@
  * strictly in order. Speech is requested from the TTS threads and never awaited by a step.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type ErrorCode, VenusError } from '@venus/protocol';
 import { DialogueSession, type Synthesize } from './dialogue-session.ts';
 import { SileroVad } from './silero-vad.ts';
+import { ThreadSessions } from './thread-sessions.ts';
 import { TtsClient } from './tts-client.ts';
 import { VadBatcher } from './vad-batcher.ts';
 import type { InferenceToMain, InferenceWorkerData, MainToInference, SessionCall } from './worker-protocol.ts';
-
-interface Hosted {
-  dialogue: DialogueSession;
-  chain: Promise<unknown>;
-}
 
 const data = workerData as InferenceWorkerData;
 const port = parentPort;
@@ -23,62 +18,12 @@ if (!port) throw new Error('inference-worker must run in a worker thread');
 const vad = await SileroVad.create({ maxBatch: data.maxBatch, intraOpNumThreads: 1 });
 const batcher = new VadBatcher(vad);
 const tts = new TtsClient(data.ttsPorts);
-const sessions = new Map<number, Hosted>();
-
-function serial<T>(hosted: Hosted, work: () => T | Promise<T>): Promise<T> {
-  const result = hosted.chain.then(work);
-  hosted.chain = result.catch(() => undefined);
-  return result;
-}
+const sessions = new ThreadSessions<DialogueSession>(port, step);
 
 async function step(dialogue: DialogueSession, request: Extract<SessionCall, { op: 'step' }>['request']) {
   const plan = dialogue.beginStep(request);
   const probabilities = await batcher.score(dialogue.voice.stream, plan.frames);
   return dialogue.finishStep(plan, probabilities);
-}
-
-async function run(hosted: Hosted, handle: number, call: SessionCall): Promise<unknown> {
-  const { dialogue } = hosted;
-  switch (call.op) {
-    case 'step':
-      return step(dialogue, call.request);
-    case 'prefill':
-      return dialogue.prefill(call.request);
-    case 'playbackAck':
-      dialogue.playbackAck(call.utteranceId, call.playedMs, call.final);
-      return null;
-    case 'park':
-      dialogue.park(call.planId, call.remainder);
-      return null;
-    case 'cancelResponse':
-      dialogue.cancelResponse();
-      return null;
-    case 'close':
-      dialogue.close();
-      sessions.delete(handle);
-      return null;
-  }
-}
-
-function reply(id: number, work: Promise<unknown>): void {
-  work.then(
-    (value) => {
-      const message: InferenceToMain = { t: 'reply', id, ok: true, value };
-      const audio = (value as { audio?: unknown } | null)?.audio;
-      port?.postMessage(message, audio instanceof Int16Array ? [audio.buffer as ArrayBuffer] : []);
-    },
-    (err: unknown) => {
-      const code: ErrorCode = VenusError.isInstance(err) ? err.code : 'model_step_failed';
-      const message: InferenceToMain = {
-        t: 'reply',
-        id,
-        ok: false,
-        code,
-        message: err instanceof Error ? err.message : String(err),
-      };
-      port?.postMessage(message);
-    },
-  );
 }
 
 const synthesize: Synthesize = (text, voice) => tts.synthesize(text, voice);
@@ -89,9 +34,8 @@ port.on('message', (message: MainToInference) => {
       process.exit(1);
       return;
     case 'shutdown':
-      for (const hosted of sessions.values()) hosted.dialogue.close();
-      sessions.clear();
-      reply(
+      sessions.closeAll();
+      sessions.reply(
         message.id,
         vad.close().then(() => null),
       );
@@ -103,28 +47,19 @@ port.on('message', (message: MainToInference) => {
         voice: message.voice,
         synthesize,
       });
-      sessions.set(message.handle, { dialogue, chain: Promise.resolve() });
-      reply(message.id, Promise.resolve(null));
+      sessions.open(message.handle, dialogue);
+      sessions.reply(message.id, Promise.resolve(null));
       return;
     }
     case 'audio':
-      sessions.get(message.handle)?.dialogue.appendAudio(message.inputSeq, message.pcm);
+      sessions.get(message.handle)?.appendAudio(message.inputSeq, message.pcm);
       return;
     case 'text':
-      sessions.get(message.handle)?.dialogue.appendText(message.inputSeq, message.text);
+      sessions.get(message.handle)?.appendText(message.inputSeq, message.text);
       return;
-    case 'call': {
-      const hosted = sessions.get(message.handle);
-      if (!hosted) {
-        reply(message.id, Promise.reject(new VenusError('session_closed', `no session with handle ${message.handle}`)));
-        return;
-      }
-      reply(
-        message.id,
-        serial(hosted, () => run(hosted, message.handle, message.call)),
-      );
+    case 'call':
+      sessions.call(message.id, message.handle, message.call);
       return;
-    }
   }
 });
 

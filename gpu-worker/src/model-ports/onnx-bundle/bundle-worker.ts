@@ -5,8 +5,9 @@
  * inference worker, so the main thread's session handles work unchanged.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type ErrorCode, type StepRequest, VenusError } from '@venus/protocol';
-import type { InferenceToMain, MainToInference, SessionCall } from '../../reference-model/worker-protocol.ts';
+import type { StepRequest } from '@venus/protocol';
+import { ThreadSessions } from '../../reference-model/thread-sessions.ts';
+import type { MainToInference } from '../../reference-model/worker-protocol.ts';
 import type { BundleDialogue } from './bundle-dialogue.ts';
 import { BundleEngine } from './bundle-engine.ts';
 import { loadBundle } from './bundle-manifest.ts';
@@ -28,66 +29,12 @@ export interface BundleWorkerReady {
   calibrationSessions: number;
 }
 
-interface Hosted {
-  dialogue: BundleDialogue;
-  chain: Promise<unknown>;
-}
-
 const data = workerData as BundleWorkerData;
 const port = parentPort;
 if (!port) throw new Error('bundle-worker must run in a worker thread');
 
 const engine = await BundleEngine.load(await loadBundle(data.bundleDir), data.provider);
-const sessions = new Map<number, Hosted>();
-
-function serial<T>(hosted: Hosted, work: () => T | Promise<T>): Promise<T> {
-  const result = hosted.chain.then(work);
-  hosted.chain = result.catch(() => undefined);
-  return result;
-}
-
-async function run(hosted: Hosted, handle: number, call: SessionCall): Promise<unknown> {
-  const { dialogue } = hosted;
-  switch (call.op) {
-    case 'step':
-      return engine.step(dialogue, call.request);
-    case 'prefill':
-      return dialogue.prefill(call.request);
-    case 'playbackAck':
-      dialogue.playbackAck(call.utteranceId, call.playedMs, call.final);
-      return null;
-    case 'park':
-      // The bundle format has no plan memory yet: parking is acknowledged and has no effect.
-      return null;
-    case 'cancelResponse':
-      dialogue.cancelResponse();
-      return null;
-    case 'close':
-      sessions.delete(handle);
-      return null;
-  }
-}
-
-function reply(id: number, work: Promise<unknown>): void {
-  work.then(
-    (value) => {
-      const message: InferenceToMain = { t: 'reply', id, ok: true, value };
-      const audio = (value as { audio?: unknown } | null)?.audio;
-      port?.postMessage(message, audio instanceof Int16Array ? [audio.buffer as ArrayBuffer] : []);
-    },
-    (err: unknown) => {
-      const code: ErrorCode = VenusError.isInstance(err) ? err.code : 'model_step_failed';
-      const message: InferenceToMain = {
-        t: 'reply',
-        id,
-        ok: false,
-        code,
-        message: err instanceof Error ? err.message : String(err),
-      };
-      port?.postMessage(message);
-    },
-  );
-}
+const sessions = new ThreadSessions<BundleDialogue>(port, (dialogue, request) => engine.step(dialogue, request));
 
 port.on('message', (message: MainToInference) => {
   switch (message.t) {
@@ -95,37 +42,25 @@ port.on('message', (message: MainToInference) => {
       process.exit(1);
       return;
     case 'shutdown':
-      sessions.clear();
-      reply(
+      sessions.closeAll();
+      sessions.reply(
         message.id,
         engine.release().then(() => null),
       );
       return;
     case 'open':
-      sessions.set(message.handle, {
-        dialogue: engine.openDialogue(message.sessionId, message.incarnation),
-        chain: Promise.resolve(),
-      });
-      reply(message.id, Promise.resolve(null));
+      sessions.open(message.handle, engine.openDialogue(message.sessionId, message.incarnation));
+      sessions.reply(message.id, Promise.resolve(null));
       return;
     case 'audio':
-      sessions.get(message.handle)?.dialogue.appendAudio(message.inputSeq, message.pcm);
+      sessions.get(message.handle)?.appendAudio(message.inputSeq, message.pcm);
       return;
     case 'text':
-      sessions.get(message.handle)?.dialogue.appendText(message.inputSeq, message.text);
+      sessions.get(message.handle)?.appendText(message.inputSeq, message.text);
       return;
-    case 'call': {
-      const hosted = sessions.get(message.handle);
-      if (!hosted) {
-        reply(message.id, Promise.reject(new VenusError('session_closed', `no session with handle ${message.handle}`)));
-        return;
-      }
-      reply(
-        message.id,
-        serial(hosted, () => run(hosted, message.handle, message.call)),
-      );
+    case 'call':
+      sessions.call(message.id, message.handle, message.call);
       return;
-    }
   }
 });
 

@@ -1,0 +1,115 @@
+import type { MessagePort } from 'node:worker_threads';
+import {
+  type ErrorCode,
+  type OutputStep,
+  type PrefillAck,
+  type PrefillRequest,
+  type StepRequest,
+  VenusError,
+} from '@venus/protocol';
+import type { SessionCall } from './worker-protocol.ts';
+
+/** A session as a worker thread hosts it: the dialogue state of the reference model, the cascade or a bundle. */
+export interface ThreadDialogue {
+  appendAudio(inputSeq: number, pcm: Int16Array): void;
+  appendText(inputSeq: number, text: string): void;
+  prefill(request: PrefillRequest): PrefillAck;
+  playbackAck(utteranceId: string, playedMs: number, final: boolean): void;
+  /** Absent where the model keeps no plans (parking is then acknowledged and has no effect). */
+  park?(planId: string, remainder: string): void;
+  cancelResponse(): void;
+  close?(): void;
+}
+
+/**
+ * The sessions one worker thread hosts, for every model port whose sessions live in threads. Calls
+ * on one session run strictly in order; replies go back to the main thread matched by id, a step's
+ * audio transferred rather than copied; errors travel as their code.
+ *
+ * @example
+ *   const sessions = new ThreadSessions(port, (d, request) => engine.step(d, request));
+ *   sessions.open(handle, dialogue);
+ *   sessions.call(message.id, message.handle, message.call);
+ */
+export class ThreadSessions<D extends ThreadDialogue> {
+  private readonly hosted = new Map<number, { dialogue: D; chain: Promise<unknown> }>();
+
+  constructor(
+    private readonly port: MessagePort | { postMessage(message: unknown, transfer?: ArrayBuffer[]): void },
+    private readonly step: (dialogue: D, request: StepRequest) => OutputStep | Promise<OutputStep>,
+  ) {}
+
+  open(handle: number, dialogue: D): void {
+    this.hosted.set(handle, { dialogue, chain: Promise.resolve() });
+  }
+
+  get(handle: number): D | undefined {
+    return this.hosted.get(handle)?.dialogue;
+  }
+
+  dialogues(): D[] {
+    return [...this.hosted.values()].map((h) => h.dialogue);
+  }
+
+  /** Runs a session call after the session's earlier calls, and replies. */
+  call(id: number, handle: number, call: SessionCall): void {
+    const hosted = this.hosted.get(handle);
+    if (!hosted) {
+      this.reply(id, Promise.reject(new VenusError('session_closed', `no session with handle ${handle}`)));
+      return;
+    }
+    const result = hosted.chain.then(() => this.run(hosted.dialogue, handle, call));
+    hosted.chain = result.catch(() => undefined);
+    this.reply(id, result);
+  }
+
+  /** Closes every session (before the thread releases its native resources). */
+  closeAll(): void {
+    for (const h of this.hosted.values()) h.dialogue.close?.();
+    this.hosted.clear();
+  }
+
+  reply(id: number, work: Promise<unknown>): void {
+    work.then(
+      (value) => {
+        const audio = (value as { audio?: unknown } | null)?.audio;
+        this.port.postMessage(
+          { t: 'reply', id, ok: true, value },
+          audio instanceof Int16Array ? [audio.buffer as ArrayBuffer] : [],
+        );
+      },
+      (err: unknown) => {
+        const code: ErrorCode = VenusError.isInstance(err) ? err.code : 'model_step_failed';
+        this.port.postMessage({
+          t: 'reply',
+          id,
+          ok: false,
+          code,
+          message: err instanceof Error ? err.message : String(err),
+        });
+      },
+    );
+  }
+
+  private async run(dialogue: D, handle: number, call: SessionCall): Promise<unknown> {
+    switch (call.op) {
+      case 'step':
+        return this.step(dialogue, call.request);
+      case 'prefill':
+        return dialogue.prefill(call.request);
+      case 'playbackAck':
+        dialogue.playbackAck(call.utteranceId, call.playedMs, call.final);
+        return null;
+      case 'park':
+        dialogue.park?.(call.planId, call.remainder);
+        return null;
+      case 'cancelResponse':
+        dialogue.cancelResponse();
+        return null;
+      case 'close':
+        dialogue.close?.();
+        this.hosted.delete(handle);
+        return null;
+    }
+  }
+}
