@@ -3,6 +3,7 @@ import { FunctionRegistry, InProcessExecutor } from '@venus/harness-functions';
 import { SessionConfigSchema, type TimelineEvent, type WorkerToEdgeFrame } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatedLookup } from './support/gated-function.ts';
+import { until } from './support/until.ts';
 
 /**
  * The foreground never waits, shown by logic rather than timing: every delegated function blocks
@@ -19,14 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await port.close();
 });
-
-const until = async (what: string, cond: () => boolean, timeoutMs = 30_000) => {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 describe('foreground never waits for background work', () => {
   it('keeps every session stepping and speaking while all functions are blocked, then admits results causally', async () => {

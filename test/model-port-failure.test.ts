@@ -3,6 +3,7 @@ import { SessionConfigSchema, type TimelineEvent } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryTimelineStore, ReferenceModelPort, SessionHost } from '../gpu-worker/src/index.ts';
 import { createGatedLookup } from './support/gated-function.ts';
+import { until } from './support/until.ts';
 
 /**
  * A crashed inference thread is survived: the port replaces the thread, the session host reopens
@@ -19,14 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await port?.close();
 });
-
-const until = async (what: string, cond: () => boolean, timeoutMs = 20_000) => {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 describe('model port failure survival', () => {
   it('reopens the session with a new incarnation after its inference thread crashes, and keeps answering', async () => {

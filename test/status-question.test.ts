@@ -3,6 +3,7 @@ import { FunctionRegistry, InProcessExecutor } from '@venus/harness-functions';
 import { SessionConfigSchema, type TimelineEvent } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatedLookup } from './support/gated-function.ts';
+import { until } from './support/until.ts';
 
 /**
  * "How's that going?" while a delegation runs is answered from the session's work state: the model
@@ -16,14 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await port.close();
 });
-
-const until = async (what: string, cond: () => boolean, timeoutMs = 30_000) => {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 describe('status questions', () => {
   it('answers "how is that going?" from work state while the work still runs', async () => {
