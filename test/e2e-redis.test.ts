@@ -3,6 +3,7 @@ import { createBuiltinFunctions } from '@venus/harness-functions';
 import { describe, expect, it } from 'vitest';
 import { RealtimeClient } from '../embedded/demo/realtime-client.ts';
 import { startEmbeddedRuntime } from '../embedded/embedded-runtime.ts';
+import { until } from './support/until.ts';
 
 /**
  * The production path in one process: REDIS_URL switches the timeline to Redis Streams and the
@@ -31,7 +32,16 @@ describe('embedded runtime on Redis', () => {
         45_000,
       );
       await client.close();
-      const stored = await runtime.store.read(client.sessionId);
+      // Appends reach Redis in order but after the event went out to the client: read once they have.
+      let stored = await runtime.store.read(client.sessionId);
+      await until(
+        'the DELIVERED event is in Redis',
+        () => stored.some((e) => e.seq === delivered.seq),
+        10_000,
+        async () => {
+          stored = await runtime.store.read(client.sessionId);
+        },
+      );
       expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
       expect(stored.some((e) => e.type === 'work.result')).toBe(true);
       expect(stored.some((e) => e.seq === delivered.seq && e.type === 'work.state')).toBe(true);
