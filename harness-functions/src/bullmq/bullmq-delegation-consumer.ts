@@ -60,9 +60,6 @@ export interface DelegationRunLike {
   run(request: DelegationRequest, hooks: RunHooks): Promise<RunOutcome>;
 }
 
-/** How long close() waits for BullMQ to let go of aborted jobs before forcing it. */
-const CLOSE_GRACE_MS = 5000;
-
 /** Abort reason of work stopped by close(): the job goes back to the queue, not to its end. */
 const CLOSING = new VenusError('session_closed', 'the harness is shutting down');
 
@@ -191,21 +188,7 @@ export class BullmqDelegationConsumer {
       await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, this.#drainMs)))]);
       clearTimeout(timer);
       for (const work of this.#active.values()) work.controller.abort(CLOSING);
-      // BullMQ's graceful close waits for its active jobs; bound that wait, then force the close: a job
-      // still held is then recovered as stalled by another harness, as after a crash.
-      let graceTimer: ReturnType<typeof setTimeout> | undefined;
-      const graceful = await Promise.race([
-        closed.then(
-          () => true,
-          (err: unknown) => {
-            this.#onError(err);
-            return true;
-          },
-        ),
-        new Promise<false>((resolve) => (graceTimer = setTimeout(() => resolve(false), CLOSE_GRACE_MS))),
-      ]);
-      clearTimeout(graceTimer);
-      if (!graceful) await this.#worker.close(true).catch(this.#onError);
+      await closed.catch(this.#onError);
       await this.#subscriber.quit().catch(() => this.#subscriber.disconnect());
       await this.#redis.quit().catch(() => this.#redis.disconnect());
       await this.#workerConnection.quit().catch(() => this.#workerConnection.disconnect());
