@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
 import type { SessionConfigInput, WorkerLink } from '@venus/protocol';
+import { holdWritesForThisTurn } from '@venus/protocol/node';
 import { createEdgeApp, REALTIME_PATH } from '../app.ts';
 import type { EdgeAuth } from '../auth/edge-auth.ts';
 import type { RealtimeConnection } from '../realtime/realtime-connection.ts';
@@ -76,7 +77,11 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
           const raw = ws.raw;
           connection = edge.openRealtime(
             {
-              send: (text) => ws.send(text),
+              send: (text) => {
+                // Several events often go out in one turn (a timeline event and its audio delta): one write.
+                if (raw !== undefined) holdWritesForThisTurn(raw);
+                ws.send(text);
+              },
               close: (code, reason) => ws.close(code, reason),
               bufferedAmount: () => raw?.bufferedAmount ?? 0,
             },

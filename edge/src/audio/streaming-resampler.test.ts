@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { assembleFirKernel } from '../../scripts/build-fir-kernel.ts';
+import { FirKernel } from './fir-kernel.ts';
+import { FIR_KERNEL_WASM_BASE64 } from './fir-kernel-wasm.ts';
 import { StreamingResampler } from './streaming-resampler.ts';
 
 function sine(hz: number, rate: number, samples: number, amplitude = 10_000): Int16Array {
@@ -52,5 +55,51 @@ describe('StreamingResampler', () => {
   it('keeps a constant level constant', () => {
     const out = new StreamingResampler(8_000, 16_000).process(new Int16Array(800).fill(1000));
     for (const sample of out.subarray(100)) expect(Math.abs(sample - 1000)).toBeLessThanOrEqual(1);
+  });
+
+  it('runs the SIMD kernel on Node, and it matches the JavaScript loop to one LSB', () => {
+    expect(FirKernel.load()).toBeDefined();
+    for (const [from, to] of [
+      [24_000, 16_000],
+      [8_000, 16_000],
+      [16_000, 24_000],
+      [24_000, 8_000],
+    ] as const) {
+      const simd = new StreamingResampler(from, to);
+      const js = new StreamingResampler(from, to, { simd: false });
+      // Speech-like: two tones and a full-scale burst that has to clip.
+      const input = Int16Array.from({ length: 9_000 }, (_, i) =>
+        i > 6_000 && i < 6_400
+          ? 32_767 * Math.sign(Math.sin(i / 3))
+          : Math.round(9_000 * Math.sin(i / 7) + 4_000 * Math.sin(i / 2.3)),
+      );
+      let at = 0;
+      for (const size of [480, 1, 333, 2_000, 6_186]) {
+        const a = simd.process(input.subarray(at, at + size));
+        const b = js.process(input.subarray(at, at + size));
+        expect(a.length).toBe(b.length);
+        let worst = 0;
+        for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
+        expect(worst, `${from} -> ${to}, piece of ${size}`).toBeLessThanOrEqual(1);
+        at += size;
+      }
+    }
+  });
+
+  it('keeps separate streams apart while they share the kernel', () => {
+    const a = new StreamingResampler(24_000, 16_000);
+    const b = new StreamingResampler(24_000, 16_000);
+    const alone = new StreamingResampler(24_000, 16_000).process(sine(440, 24_000, 960));
+    a.process(sine(440, 24_000, 480));
+    b.process(sine(3_000, 24_000, 480));
+    const second = a.process(sine(440, 24_000, 960).subarray(480));
+    expect([...second]).toEqual([...alone.subarray(320)]);
+  });
+});
+
+describe('fir-kernel-wasm.ts', () => {
+  it('is what fir-kernel.wat assembles to (run `npm run build:wasm` after editing the .wat)', async () => {
+    const bytes = await assembleFirKernel();
+    expect(Buffer.from(bytes).toString('base64')).toBe(FIR_KERNEL_WASM_BASE64);
   });
 });

@@ -1,4 +1,5 @@
 import { VenusError } from '@venus/protocol';
+import { holdWritesForThisTurn } from '@venus/protocol/node';
 import WebSocket from 'ws';
 import type { RelayConnector, RelaySocket } from './relay-socket.ts';
 
@@ -53,6 +54,8 @@ export function wsRelayConnector(url: string, options: WsRelayConnectorOptions =
         resolve({
           send(bytes) {
             if (ws.readyState !== WebSocket.OPEN) return false;
+            // Frames of many sessions arrive in one turn: they leave in one write.
+            holdWritesForThisTurn(ws);
             ws.send(bytes, { binary: true });
             return true;
           },

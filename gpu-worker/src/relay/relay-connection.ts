@@ -1,4 +1,5 @@
 import { encodeRelayFrame, RELAY_CLOSE_CODES, type WorkerToEdgeFrame } from '@venus/protocol';
+import { holdWritesForThisTurn } from '@venus/protocol/node';
 import type { WebSocket } from 'ws';
 import type { RouteTarget } from './session-routes.ts';
 
@@ -51,6 +52,8 @@ export class RelayConnection implements RouteTarget {
       this.close(RELAY_CLOSE_CODES.slowConsumer, reason);
       return;
     }
+    // A session host's frames for many sessions in one turn leave in one write.
+    holdWritesForThisTurn(this.socket);
     this.socket.send(bytes, { binary: true });
   }
 

@@ -1,0 +1,2 @@
+// Node-only helpers: kept off the main entry so the Workers build never loads node: modules.
+export { holdWritesForThisTurn } from './turn-writes.ts';
