@@ -1,10 +1,8 @@
-import { performance } from 'node:perf_hooks';
 import { serveEdgeNode } from '@venus/edge';
 import { WebSocketWorkerLink } from '../edge/src/relay/index.ts';
-import { serveRelay } from '../gpu-worker/src/relay/index.ts';
 import { serveBareEcho } from './support/bare-echo-server.ts';
 import { BenchChild, sleep } from './support/child-lines.ts';
-import { EchoFrameHost } from './support/echo-frame-host.ts';
+import { CpuSampler } from './support/cpu-sampler.ts';
 import type { LoadClientOptions, StreamResult } from './support/load-client.ts';
 
 export interface RelayOverheadOptions {
@@ -30,9 +28,11 @@ export interface RelayOverheadResult {
   /** Edge p50/p99 minus the bare server's: what the edge and the relay add. */
   addedP50Ms: number;
   addedP99Ms: number;
-  /** Edge + worker CPU per stream, % of one core. */
+  /** The echo worker process's CPU in the window (relay server + echo host), % of one core. */
+  workerCpuPct: number;
+  /** Edge CPU per stream, % of one core. */
   cpuPerStreamPct: number;
-  /** Edge + worker CPU time per echo the clients received in the window, µs. */
+  /** Edge CPU time per echo the clients received in the window, µs. */
   cpuPerEchoUs: number;
   /** Frames the relay link dropped (congestion) and sockets the relay cut as slow consumers. */
   linkDrops: number;
@@ -46,8 +46,9 @@ export interface RelayOverheadResult {
  * process, see support/load-client.ts) first runs against a bare `ws` echo server, then against the
  * real path: `serveEdgeNode` (Hono + ws, base64 and 24 -> 16 kHz conversion) -> WebSocketWorkerLink
  * (msgpack) -> `serveRelay` -> EchoFrameHost, and back through the edge's timeline relay as OpenAI
- * events. The edge, the link, the relay and the echo host all run in this process, so its CPU is
- * the edge's and the worker relay's together; the echo host itself does next to nothing.
+ * events. The edge and its link run in this process, so its CPU is the edge's; the relay server and
+ * the echo host run in a child process (support/echo-worker.ts), as a GPU worker runs on its own
+ * machine. Three processes share this machine's cores, so the worker's CPU is reported too.
  *
  * @example
  *   const r = await runRelayOverhead({ sessions: 500, warmupS: 2, measureS: 8 });
@@ -62,13 +63,13 @@ export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOv
     await bare.close();
   }
 
-  const host = new EchoFrameHost();
-  const relay = await serveRelay({ host, port: 0 });
+  const worker = BenchChild.spawn({ entry: 'bench/support/echo-worker.ts', options: {}, fdLimit: 4096 });
+  const ready = await worker.next('ready', 60_000);
   let linkDrops = 0;
   const linkDisconnects: string[] = [];
   let closing = false;
   const link = new WebSocketWorkerLink({
-    url: relay.url,
+    url: String(ready.url),
     onEvent: (event) => {
       if (event.type === 'dropped') linkDrops += 1;
       if (event.type === 'disconnected' && !closing) linkDisconnects.push(`${event.code} ${event.reason}`.trim());
@@ -76,18 +77,26 @@ export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOv
   });
   const edge = await serveEdgeNode({ link, port: 0 });
   let measured: ServerSide;
+  let workerCpuUs = 0;
+  let slowConsumerDrops = 0;
   try {
     for (let waited = 0; !link.connected; waited += 20) {
       if (waited > 5_000) throw new Error('the relay link did not connect');
       await sleep(20);
     }
     measured = await measure(`${edge.url.replace(/^http/, 'ws')}/v1/realtime`, o);
+    const { windowFromEpochMs: from, windowToEpochMs: to } = measured.client;
+    worker.command(`cpu ${from} ${to}`);
+    workerCpuUs = Number((await worker.next('cpu', 10_000)).us);
+    worker.command('stats');
+    slowConsumerDrops = Number((await worker.next('stats', 10_000)).slowConsumerDrops);
   } finally {
     closing = true;
     await edge.close();
     await link.close();
-    await relay.close();
+    await worker.stop();
   }
+  const windowMs = measured.client.windowToEpochMs - measured.client.windowFromEpochMs;
 
   return {
     sessions: o.sessions,
@@ -97,8 +106,9 @@ export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOv
     addedP99Ms: measured.client.p99Ms - baseline.client.p99Ms,
     cpuPerStreamPct: measured.serverCpuPct / Math.max(1, measured.client.opened),
     cpuPerEchoUs: measured.serverCpuUs / Math.max(1, measured.client.echoes),
+    workerCpuPct: (workerCpuUs / 1000 / windowMs) * 100,
     linkDrops,
-    slowConsumerDrops: relay.stats().slowConsumerDrops,
+    slowConsumerDrops,
     linkDisconnects,
   };
 }
@@ -129,41 +139,5 @@ async function measure(url: string, o: RelayOverheadOptions): Promise<ServerSide
   } finally {
     cpu.stop();
     await child.stop();
-  }
-}
-
-/**
- * This process's CPU time, sampled every 50 ms against the wall clock. A swamped event loop runs
- * late, so the samples are read by time and interpolated rather than taken when the client says so.
- */
-class CpuSampler {
-  readonly #samples: { at: number; us: number }[] = [];
-  readonly #timer: ReturnType<typeof setInterval>;
-
-  constructor() {
-    const sample = () => {
-      const { user, system } = process.cpuUsage();
-      this.#samples.push({ at: performance.timeOrigin + performance.now(), us: user + system });
-    };
-    sample();
-    this.#timer = setInterval(sample, 50);
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-  }
-
-  /** CPU µs used between two epoch times (linear between the samples around each). */
-  between(fromMs: number, toMs: number): number {
-    return this.#at(toMs) - this.#at(fromMs);
-  }
-
-  #at(epochMs: number): number {
-    const samples = this.#samples;
-    const after = samples.findIndex((s) => s.at >= epochMs);
-    if (after <= 0) return after === 0 ? samples[0]!.us : samples[samples.length - 1]!.us;
-    const a = samples[after - 1]!;
-    const b = samples[after]!;
-    return a.us + ((b.us - a.us) * (epochMs - a.at)) / (b.at - a.at);
   }
 }

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import { FRAME_MS } from './echo-wire.ts';
+import { FRAME_MS, isAppend } from './echo-wire.ts';
 
 export interface BareEchoServer {
   /** ws://127.0.0.1:port/ */
@@ -31,7 +31,8 @@ export async function serveBareEcho(): Promise<BareEchoServer> {
   wss.on('connection', (socket) => {
     let frames = 0;
     socket.send(JSON.stringify({ type: 'session.created', event_id: `event_${ID}`, session: { id: `sess_${ID}` } }));
-    socket.on('message', () => {
+    socket.on('message', (data: Buffer) => {
+      if (!isAppend(data)) return;
       const n = frames++;
       const event = {
         session: `sess_${ID}`,
@@ -42,7 +43,7 @@ export async function serveBareEcho(): Promise<BareEchoServer> {
         type: 'assistant.audio',
         data: { utteranceId: 'utt_echo', audioChunkSeq: n, startMs: n * FRAME_MS, durationMs: FRAME_MS },
       };
-      socket.send(JSON.stringify({ type: 'venus.timeline', event_id: `event_${ID}`, event }));
+      socket.send(JSON.stringify({ event_id: `event_${ID}`, type: 'venus.timeline', event }));
     });
   });
   const { port } = wss.address() as AddressInfo;

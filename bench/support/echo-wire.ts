@@ -14,23 +14,43 @@ export function toneBase64(samples: number, rateHz: number): string {
   return Buffer.from(pcm.buffer).toString('base64');
 }
 
+/**
+ * What the load client sends first: a GA `session.update` (`session.type: "realtime"`), as current
+ * OpenAI clients do, so the server sends GA events only (no beta aliases of each audio delta).
+ */
+export const SESSION_UPDATE_MESSAGE = Buffer.from(
+  JSON.stringify({ type: 'session.update', session: { type: 'realtime' } }),
+);
+
 /** The client's `input_audio_buffer.append` for one frame; the same bytes every time. */
 export const APPEND_MESSAGE = Buffer.from(
   JSON.stringify({ type: 'input_audio_buffer.append', audio: toneBase64(FRAME_SAMPLES_24K, 24_000) }),
 );
+const APPEND_PREFIX = APPEND_MESSAGE.subarray(0, 40);
+
+/** Whether a client message is an append (the bare server answers those and ignores the rest). */
+export function isAppend(message: Buffer): boolean {
+  return message.length >= APPEND_PREFIX.length && message.subarray(0, APPEND_PREFIX.length).equals(APPEND_PREFIX);
+}
 
 /** The echo's audio: one frame of 24 kHz output, as an `assistant.audio` event carries it. */
 export const ECHO_PCM24K_BASE64 = toneBase64(FRAME_SAMPLES_24K, 24_000);
 
-/** Every echo starts with this: the edge puts `type` first in each event it sends. */
-export const ECHO_PREFIX = Buffer.from('{"type":"venus.timeline"');
-export const ERROR_PREFIX = Buffer.from('{"type":"error"');
+/** How the server marks its events' kinds; `event_id` may come before `type`, nothing else does. */
+const ECHO_TYPE = Buffer.from('"type":"venus.timeline"');
+const ERROR_TYPE = Buffer.from('"type":"error"');
+/** `type` sits within this many bytes of the start (after an `event_id` of up to ~40 characters). */
+const TYPE_WITHIN = 72;
 const SEQ_KEY = Buffer.from('"audioChunkSeq":');
+
+function hasTypeNearStart(message: Buffer, type: Buffer): boolean {
+  const at = message.subarray(0, TYPE_WITHIN + type.length).indexOf(type);
+  return at >= 0;
+}
 
 /** The frame number an echo carries, or -1 when the message is not an echo. */
 export function echoedFrame(message: Buffer): number {
-  if (message.length < ECHO_PREFIX.length || message.compare(ECHO_PREFIX, 0, ECHO_PREFIX.length, 0, ECHO_PREFIX.length))
-    return -1;
+  if (!hasTypeNearStart(message, ECHO_TYPE)) return -1;
   const at = message.indexOf(SEQ_KEY);
   if (at < 0) return -1;
   let n = 0;
@@ -44,8 +64,5 @@ export function echoedFrame(message: Buffer): number {
 
 /** Whether the message is an `error` event. */
 export function isErrorEvent(message: Buffer): boolean {
-  return (
-    message.length >= ERROR_PREFIX.length &&
-    !message.compare(ERROR_PREFIX, 0, ERROR_PREFIX.length, 0, ERROR_PREFIX.length)
-  );
+  return hasTypeNearStart(message, ERROR_TYPE);
 }

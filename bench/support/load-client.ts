@@ -1,11 +1,13 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
-import { APPEND_MESSAGE, echoedFrame, FRAME_MS, isErrorEvent } from './echo-wire.ts';
+import { APPEND_MESSAGE, echoedFrame, FRAME_MS, isErrorEvent, SESSION_UPDATE_MESSAGE } from './echo-wire.ts';
 
 /**
  * The relay benchmark's client load generator, run as its own process (`node --import tsx`) so its
  * CPU is not the edge's. It speaks JSON lines on stdout (see BenchChild) and takes one JSON argument:
+ *
+ * Every socket, once greeted, sends a GA `session.update` (as current OpenAI clients do).
  *
  * - `stream`: opens `sessions` realtime WebSockets, then each sends a 20 ms `input_audio_buffer.append`
  *   every 20 ms, the sessions spread evenly over the period, for `warmupS + measureS`; every echo
@@ -92,6 +94,7 @@ function connect(url: string, onMessage: (client: Client, data: Buffer) => void,
       if (greeted) return onMessage(client, data);
       greeted = true;
       clearTimeout(timer);
+      socket.send(SESSION_UPDATE_MESSAGE, { binary: false });
       resolve(client);
     });
     socket.on('error', (error) => {

@@ -14,7 +14,7 @@ import { AssistantResponses } from './assistant-responses.ts';
 import { parseClientEvent } from './client-event-parser.ts';
 import { appendedAudioBytes, userMessageText } from './client-input.ts';
 import type { Clock } from './clock.ts';
-import { randomId } from './ids.ts';
+import { EventIds, randomId } from './ids.ts';
 import type { OutboundEvent } from './outbound-event.ts';
 import { PlayoutEstimator } from './playout-estimator.ts';
 import { errorEvent, type ProtocolError } from './protocol-error.ts';
@@ -67,6 +67,7 @@ export class RealtimeConnection {
   #gaClient = false;
   readonly #relay: TimelineRelay;
   readonly #userItems = new Set<string>();
+  readonly #eventIds = new EventIds();
   readonly #hooks: SessionHooks | undefined;
   readonly #initialSession: SessionSettings | undefined;
   #state: RealtimeSessionState;
@@ -352,9 +353,11 @@ export class RealtimeConnection {
       this.#transport.close(1008, closeReason(`slow client: over ${this.#maxBufferedBytes} bytes of events unsent`));
       return;
     }
-    const { type, ...fields } = event;
+    // The id goes in front of the serialised event (every event has at least its `type`): no copy
+    // of the event object per message.
+    const json = JSON.stringify(event);
     try {
-      this.#transport.send(JSON.stringify({ type, event_id: randomId('event'), ...fields }));
+      this.#transport.send(`{"event_id":"${this.#eventIds.next()}",${json.slice(1)}`);
     } catch {
       // The socket is closing; its close event ends the session.
     }

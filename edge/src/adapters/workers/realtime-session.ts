@@ -124,7 +124,8 @@ export class RealtimeSession {
 
   /** Keeps what the client was last told about its session, for a rebuild. */
   #remember(live: Live, text: string): void {
-    if (!text.startsWith('{"type":"session.')) return;
+    // Events start with their `event_id`, then `type`: a cheap look before parsing anything.
+    if (!text.slice(0, 96).includes('"type":"session.')) return;
     const event = JSON.parse(text) as { type: string; session?: Record<string, unknown> };
     if ((event.type !== 'session.created' && event.type !== 'session.updated') || event.session === undefined) return;
     const settings = settingsFromSessionObject(event.session);

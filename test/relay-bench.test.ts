@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { runRelayOverhead } from '../bench/relay-overhead.ts';
+
+// The relay benchmark measures by counting echoes: it has to see every frame come back, in order,
+// through both the bare server and the real edge -> relay -> worker path. A few sessions for a
+// second check the measuring itself; the figures are `npm run bench`'s business, not asserted here.
+describe('relay overhead benchmark (smoke)', () => {
+  it('gets every frame echoed in order through the bare server and through edge + relay + worker', async () => {
+    const r = await runRelayOverhead({ sessions: 4, warmupS: 0.5, measureS: 1.5 });
+    for (const side of [r.baseline, r.edge]) {
+      expect(side.client.opened).toBe(4);
+      expect(side.client.framesSent).toBeGreaterThan(0);
+      expect(side.client.echoes).toBe(side.client.framesSent);
+      expect(side.client.outOfOrder).toBe(0);
+      expect(side.client.errors).toBe(0);
+      expect(side.client.unexpectedCloses).toBe(0);
+      expect(side.serverCpuUs).toBeGreaterThan(0);
+    }
+    expect(r.workerCpuPct).toBeGreaterThan(0);
+    expect(r.linkDrops + r.slowConsumerDrops).toBe(0);
+    expect(r.linkDisconnects).toEqual([]);
+  }, 90_000);
+});
