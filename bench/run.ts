@@ -15,10 +15,21 @@ import { fmt, table } from './report.ts';
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
 const args = process.argv.slice(2);
-const only = args
-  .find((a) => a.startsWith('--only='))
-  ?.slice(7)
-  .split(',');
+const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay'];
+// `--only a,b` or `--only=a,b`.
+const onlyAt = args.findIndex((a) => a === '--only' || a.startsWith('--only='));
+const onlyArg =
+  onlyAt < 0 ? undefined : args[onlyAt]!.startsWith('--only=') ? args[onlyAt]!.slice(7) : args[onlyAt + 1];
+const only = onlyArg?.split(',').filter((name) => name !== '');
+const unknown = only?.filter((name) => !SECTIONS.includes(name)) ?? [];
+if (onlyAt >= 0 && (only === undefined || only.length === 0 || unknown.length > 0)) {
+  process.stderr.write(
+    `bench: --only takes section names from ${SECTIONS.join(', ')}` +
+      (unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : '') +
+      '\n',
+  );
+  process.exit(2);
+}
 const quick = args.includes('--quick');
 const want = (name: string) => !only || only.includes(name);
 const out: string[] = [];

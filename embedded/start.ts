@@ -1,4 +1,4 @@
-import { createTenancy, EdgeAuth, edgeAuthOptionsFromEnv, limitsFromEnv, tlsFromEnv } from '@venus/edge';
+import { EdgeAuth, edgeAuthOptionsFromEnv, tenancyFromEnv, tlsFromEnv } from '@venus/edge';
 import { startEmbeddedRuntime } from './embedded-runtime.ts';
 
 /**
@@ -10,6 +10,7 @@ const port = Number(process.env.PORT ?? 8080);
 const hostname = process.env.HOST ?? '127.0.0.1';
 const tls = tlsFromEnv(process.env);
 const started = performance.now();
+const tenancy = tenancyFromEnv(process.env);
 const runtime = await startEmbeddedRuntime({
   port,
   hostname,
@@ -17,7 +18,7 @@ const runtime = await startEmbeddedRuntime({
   modelEnv: process.env,
   edge: {
     auth: new EdgeAuth(edgeAuthOptionsFromEnv(process.env)),
-    tenancy: createTenancy({ limits: limitsFromEnv(process.env) }),
+    tenancy,
     ...(tls ? { tls } : {}),
   },
 });
@@ -40,12 +41,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     console.log('shutting down…');
-    runtime.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
+    runtime
+      .close()
+      .then(() => tenancy.meter.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
   });
 }

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { serveEdgeNode } from './adapters/node.ts';
+import { EdgeAuth } from './auth/edge-auth.ts';
+import { edgeAuthOptionsFromEnv } from './auth/edge-auth-from-env.ts';
 import { FleetWorkerLink, placementFromEnv } from './fleet/index.ts';
 import { WebSocketWorkerLink } from './relay/index.ts';
+import { tenancyFromEnv } from './tenancy/tenancy-from-env.ts';
+import { tlsFromEnv } from './tls/tls-options.ts';
 
 /**
  * The `edge` process: the Node edge gateway in front of a fleet of GPU workers. Each realtime
@@ -9,7 +13,11 @@ import { WebSocketWorkerLink } from './relay/index.ts';
  * static VENUS_WORKERS list) and relayed to it over msgpack WebSocket frames.
  *
  * Environment:
- * - PORT (8080), HOST (127.0.0.1; `0.0.0.0` in a container), VENUS_API_KEYS (comma-separated);
+ * - PORT (8080), HOST (127.0.0.1; `0.0.0.0` in a container);
+ * - auth as for `npm start`: VENUS_API_KEYS (comma-separated), or VENUS_ADMIN_KEY + VENUS_AUTH_SECRET
+ *   (tenant keys, in Redis when REDIS_URL is set, so every edge sees the same keys);
+ * - VENUS_TENANT_LIMITS (JSON; counted per edge process), usage metered in Redis when REDIS_URL is set;
+ * - VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE: serve https/wss;
  * - VENUS_WORKERS=ws://gpu-1:8081/relay,... (static list, no Redis needed), or REDIS_URL for the
  *   fleet registry the workers heartbeat into (VENUS_FLEET_PREFIX, none by default);
  * - VENUS_RELAY_TOKEN: the token the workers' relays require.
@@ -17,7 +25,6 @@ import { WebSocketWorkerLink } from './relay/index.ts';
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
   HOST: z.string().default('127.0.0.1'),
-  VENUS_API_KEYS: z.string().default(''),
   VENUS_RELAY_TOKEN: z.string().optional(),
 });
 
@@ -28,9 +35,8 @@ if (!parsed.success) {
   process.exit(2);
 }
 const env = parsed.data;
-const apiKeys = env.VENUS_API_KEYS.split(',')
-  .map((key) => key.trim())
-  .filter(Boolean);
+const tenancy = tenancyFromEnv(process.env);
+const tls = tlsFromEnv(process.env);
 const placement = placementFromEnv(process.env);
 const token = env.VENUS_RELAY_TOKEN || undefined;
 
@@ -51,7 +57,9 @@ const server = await serveEdgeNode({
   link,
   port: env.PORT,
   hostname: env.HOST,
-  ...(apiKeys.length > 0 ? { apiKeys } : {}),
+  auth: new EdgeAuth(edgeAuthOptionsFromEnv(process.env)),
+  tenancy,
+  ...(tls ? { tls } : {}),
 });
 
 const workers = process.env.VENUS_WORKERS?.trim()
@@ -67,6 +75,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     server
       .close()
       .then(() => link.close())
+      .then(() => tenancy.meter.close())
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -49,6 +49,7 @@ export { RedisUsageMeter, type RedisUsageMeterOptions } from './tenancy/redis-us
 export type { AudioAdmission, SessionHooks } from './tenancy/session-hooks.ts';
 export { SessionMetering } from './tenancy/session-metering.ts';
 export { createTenancy, type Tenancy, type TenancyOptions } from './tenancy/tenancy.ts';
+export { tenancyFromEnv } from './tenancy/tenancy-from-env.ts';
 export { type LimitsConfig, limitsFromEnv, type TenantLimits } from './tenancy/tenant-limits.ts';
 export { TenantQuotas } from './tenancy/tenant-quotas.ts';
 export { type BucketLimit, TokenBucket } from './tenancy/token-bucket.ts';

@@ -25,6 +25,7 @@ export class RedisUsageMeter implements UsageMeter {
   readonly #prefix: string;
   readonly #pending = new Map<string, UsageCounters>();
   readonly #timer: ReturnType<typeof setInterval>;
+  #closing: Promise<void> | undefined;
 
   constructor(options: RedisUsageMeterOptions) {
     if (options.client === undefined && options.url === undefined) {
@@ -82,10 +83,14 @@ export class RedisUsageMeter implements UsageMeter {
     return report;
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.#timer);
-    await this.flush();
-    if (this.#ownsClient) await this.#redis.quit();
+  /** Writes what is pending and lets the connection go; closing again does nothing. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearInterval(this.#timer);
+      await this.flush();
+      if (this.#ownsClient) await this.#redis.quit();
+    })();
+    return this.#closing;
   }
 
   #key(tenant: string): string {
