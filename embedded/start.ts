@@ -1,4 +1,4 @@
-import { EdgeAuth, edgeAuthOptionsFromEnv, tenancyFromEnv, tlsFromEnv } from '@venus/edge';
+import { closeTenancy, EdgeAuth, edgeAuthOptionsFromEnv, tenancyFromEnv, tlsFromEnv } from '@venus/edge';
 import { startEmbeddedRuntime } from './embedded-runtime.ts';
 
 /**
@@ -43,7 +43,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     console.log('shutting down…');
     runtime
       .close()
-      .then(() => tenancy.meter.close())
+      .then(() => closeTenancy(tenancy))
       .then(
         () => process.exit(0),
         (err: unknown) => {

@@ -109,7 +109,13 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
     tenancy,
     openRealtime(transport, tenant, admission) {
       const sessionId = newSessionId();
-      const hooks = new SessionMetering({ tenant, sessionId, quotas: tenancy.quotas, meter: tenancy.meter });
+      const hooks = new SessionMetering({
+        tenant,
+        sessionId,
+        quotas: tenancy.quotas,
+        meter: tenancy.meter,
+        ...(tenancy.fleet === undefined ? {} : { fleet: tenancy.fleet }),
+      });
       const connection = new RealtimeConnection({
         link: options.link,
         transport,
@@ -121,7 +127,12 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
         ...(options.clock === undefined ? {} : { clock: options.clock }),
         ...(options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes }),
       });
-      const opened = tenancy.quotas.openSession(tenant, sessionId, admission?.ticket);
+      const ticket = admission?.ticket;
+      const opened = tenancy.quotas.openSession(tenant, sessionId, ticket);
+      if (ticket !== undefined) {
+        if (opened.ok) tenancy.fleet?.bindSession(tenant, ticket, sessionId);
+        else tenancy.fleet?.releaseReservation(tenant, ticket);
+      }
       if (!opened.ok) {
         connection.refuse({ code: 'rate_limited', message: opened.message });
         return connection;

@@ -4,7 +4,7 @@ import { EdgeAuth } from './auth/edge-auth.ts';
 import { edgeAuthOptionsFromEnv } from './auth/edge-auth-from-env.ts';
 import { FleetWorkerLink, placementFromEnv } from './fleet/index.ts';
 import { WebSocketWorkerLink } from './relay/index.ts';
-import { tenancyFromEnv } from './tenancy/tenancy-from-env.ts';
+import { closeTenancy, tenancyFromEnv } from './tenancy/tenancy-from-env.ts';
 import { tlsFromEnv } from './tls/tls-options.ts';
 
 /**
@@ -16,7 +16,8 @@ import { tlsFromEnv } from './tls/tls-options.ts';
  * - PORT (8080), HOST (127.0.0.1; `0.0.0.0` in a container);
  * - auth as for `npm start`: VENUS_API_KEYS (comma-separated), or VENUS_ADMIN_KEY + VENUS_AUTH_SECRET
  *   (tenant keys, in Redis when REDIS_URL is set, so every edge sees the same keys);
- * - VENUS_TENANT_LIMITS (JSON; counted per edge process), usage metered in Redis when REDIS_URL is set;
+ * - VENUS_TENANT_LIMITS (JSON; fleet-wide in Redis when REDIS_URL is set, but for input audio), usage
+ *   metered in Redis when REDIS_URL is set;
  * - VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE: serve https/wss;
  * - VENUS_WORKERS=ws://gpu-1:8081/relay,... (static list, no Redis needed), or REDIS_URL for the
  *   fleet registry the workers heartbeat into (VENUS_FLEET_PREFIX, none by default);
@@ -75,7 +76,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     server
       .close()
       .then(() => link.close())
-      .then(() => tenancy.meter.close())
+      .then(() => closeTenancy(tenancy))
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -1,4 +1,5 @@
 import type { TimelineEvent } from '@venus/protocol';
+import type { FleetQuotas } from './fleet-quotas.ts';
 import type { AudioAdmission, SessionHooks } from './session-hooks.ts';
 import type { TenantQuotas } from './tenant-quotas.ts';
 import type { UsageMeter } from './usage-meter.ts';
@@ -8,6 +9,8 @@ export interface SessionMeteringOptions {
   sessionId: string;
   quotas: TenantQuotas;
   meter: UsageMeter;
+  /** Fleet-wide slots: the session's is given back when it ends. */
+  fleet?: FleetQuotas;
 }
 
 /**
@@ -77,5 +80,6 @@ export class SessionMetering implements SessionHooks {
     if (this.#ended) return;
     this.#ended = true;
     this.#options.quotas.closeSession(this.#options.sessionId);
+    this.#options.fleet?.releaseSession(this.#options.sessionId);
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RedisUsageMeter } from './redis-usage-meter.ts';
-import { tenancyFromEnv } from './tenancy-from-env.ts';
+import { closeTenancy, tenancyFromEnv } from './tenancy-from-env.ts';
 import { InMemoryUsageMeter } from './usage-meter.ts';
 
 describe('tenancyFromEnv', () => {
@@ -21,13 +21,14 @@ describe('tenancyFromEnv', () => {
     const edgeB = tenancyFromEnv(env);
     try {
       expect(edgeA.meter).toBeInstanceOf(RedisUsageMeter);
+      expect(edgeA.fleet).toBeDefined();
       edgeA.meter.add('acme', { audioInMs: 400, delegations: 1 });
       edgeB.meter.add('acme', { audioInMs: 600 });
-      await edgeA.meter.close();
+      await closeTenancy(edgeA);
       expect(await edgeB.meter.read('acme')).toMatchObject({ audioInMs: 1000, delegations: 1 });
     } finally {
-      await edgeB.meter.close();
-      await edgeA.meter.close();
+      await closeTenancy(edgeB);
+      await closeTenancy(edgeA);
     }
   });
 });

@@ -1,22 +1,38 @@
+import { FleetQuotas } from './fleet-quotas.ts';
 import { RedisUsageMeter } from './redis-usage-meter.ts';
 import { createTenancy, type Tenancy } from './tenancy.ts';
 import { limitsFromEnv } from './tenant-limits.ts';
 
+/** Redis errors of the fleet-wide limits are reported at most this often. */
+const ERROR_REPORT_MS = 60_000;
+
 /**
- * The edge's tenancy from the environment: limits from `VENUS_TENANT_LIMITS`, and usage counted in
- * Redis when `REDIS_URL` is set (keys under `VENUS_REDIS_PREFIX`, default `venus:`), so every edge of
- * a fleet reads and adds to the same counters. Rate limits and session quotas stay per process.
+ * The edge's tenancy from the environment: limits from `VENUS_TENANT_LIMITS`. With `REDIS_URL`
+ * (keys under `VENUS_REDIS_PREFIX`, default `venus:`), usage is counted in Redis and the request
+ * rate, session-start rate and concurrent sessions are counted across every edge of the fleet.
  *
  * @example
  *   const tenancy = tenancyFromEnv(process.env);
- *   // on shutdown: await tenancy.meter.close();
+ *   // on shutdown: await closeTenancy(tenancy);
  */
 export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy {
   const limits = limitsFromEnv(env);
-  return env.REDIS_URL
-    ? createTenancy({
-        limits,
-        meter: new RedisUsageMeter({ url: env.REDIS_URL, prefix: env.VENUS_REDIS_PREFIX ?? 'venus:' }),
-      })
-    : createTenancy({ limits });
+  if (!env.REDIS_URL) return createTenancy({ limits });
+  const prefix = env.VENUS_REDIS_PREFIX ?? 'venus:';
+  let reportedAt = Number.NEGATIVE_INFINITY;
+  const onError = (error: unknown) => {
+    if (Date.now() - reportedAt < ERROR_REPORT_MS) return;
+    reportedAt = Date.now();
+    console.warn(`edge: fleet-wide limits unavailable, counting on this edge only: ${String(error)}`);
+  };
+  return createTenancy({
+    limits,
+    meter: new RedisUsageMeter({ url: env.REDIS_URL, prefix }),
+    fleet: new FleetQuotas({ url: env.REDIS_URL, prefix, onError }),
+  });
+}
+
+/** Flushes the usage meter and stops the fleet-wide limits' refresh. */
+export async function closeTenancy(tenancy: Tenancy): Promise<void> {
+  await Promise.all([tenancy.meter.close(), tenancy.fleet?.close()]);
 }

@@ -2,12 +2,12 @@ import type { MiddlewareHandler } from 'hono';
 import type { EdgeEnv } from '../app.ts';
 import { httpError } from '../auth/http-error.ts';
 import { hasScope, mayActOn } from '../auth/principal.ts';
-import type { Tenancy } from './tenancy.ts';
+import { admitRequest, reserveSessionSlot, type Tenancy } from './tenancy.ts';
 
 /** 429 with Retry-After when the tenant is over its request rate. Runs after authentication. */
 export function limitRequests(tenancy: Tenancy): MiddlewareHandler<EdgeEnv> {
   return async (c, next) => {
-    const admitted = tenancy.quotas.admitRequest(c.get('tenant'));
+    const admitted = await admitRequest(tenancy, c.get('tenant'));
     if (!admitted.ok) {
       return httpError(c, 429, 'rate_limited', admitted.message, { retryAfterMs: admitted.retryAfterMs });
     }
@@ -19,7 +19,7 @@ export function limitRequests(tenancy: Tenancy): MiddlewareHandler<EdgeEnv> {
  * The realtime upgrade's own checks: the `realtime` scope; a `call_id` (OpenAI's way to attach to
  * a live call) may only name a session of the caller's tenant, and attaching is not supported
  * anyway; and a reserved session slot (429 with Retry-After when the tenant is full or opening
- * sessions too fast). The reservation travels to `openRealtime` as the `realtime` variable.
+ * sessions too fast, on this edge or across the fleet). The reservation travels to `openRealtime` as the `realtime` variable.
  */
 export function admitRealtime(tenancy: Tenancy): MiddlewareHandler<EdgeEnv> {
   return async (c, next) => {
@@ -38,7 +38,7 @@ export function admitRealtime(tenancy: Tenancy): MiddlewareHandler<EdgeEnv> {
     }
     // Only a real upgrade opens a session; a plain GET falls through to the adapter's 426.
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return next();
-    const reserved = tenancy.quotas.reserveSession(principal.tenant);
+    const reserved = await reserveSessionSlot(tenancy, principal.tenant);
     if (!reserved.ok) {
       return httpError(c, 429, 'rate_limited', reserved.message, { retryAfterMs: reserved.retryAfterMs });
     }

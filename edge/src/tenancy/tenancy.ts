@@ -1,19 +1,24 @@
+import type { FleetQuotas } from './fleet-quotas.ts';
 import type { LimitsConfig } from './tenant-limits.ts';
 import { TenantQuotas } from './tenant-quotas.ts';
+import type { Admission } from './token-bucket.ts';
 import { InMemoryUsageMeter, type UsageMeter } from './usage-meter.ts';
 
 export interface TenancyOptions {
   limits?: LimitsConfig;
   /** Where usage is counted; in memory by default (a RedisUsageMeter for a fleet). */
   meter?: UsageMeter;
+  /** Limits counted across every edge (Redis); without it each edge counts alone. */
+  fleet?: FleetQuotas;
   /** Monotonic milliseconds for the rate limits (tests pass a fake). */
   now?: () => number;
 }
 
-/** The edge's per-tenant admission (quotas) and accounting (meter), built from one options object. */
+/** The edge's per-tenant admission (quotas, and fleet-wide ones when set) and accounting (meter). */
 export interface Tenancy {
   quotas: TenantQuotas;
   meter: UsageMeter;
+  fleet?: FleetQuotas;
 }
 
 export function createTenancy(options: TenancyOptions = {}): Tenancy {
@@ -23,5 +28,29 @@ export function createTenancy(options: TenancyOptions = {}): Tenancy {
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
     meter: options.meter ?? new InMemoryUsageMeter(),
+    ...(options.fleet === undefined ? {} : { fleet: options.fleet }),
   };
+}
+
+/** An authenticated request against this edge's request rate, then the fleet's. */
+export async function admitRequest(tenancy: Tenancy, tenant: string): Promise<Admission> {
+  const local = tenancy.quotas.admitRequest(tenant);
+  if (!local.ok || tenancy.fleet === undefined) return local;
+  return tenancy.fleet.admitRequest(tenant, tenancy.quotas.limitsFor(tenant));
+}
+
+/**
+ * A session slot at the upgrade: this edge's own counts first, then the fleet's. A fleet refusal
+ * gives the local reservation back, so the two never disagree about a slot.
+ */
+export async function reserveSessionSlot(
+  tenancy: Tenancy,
+  tenant: string,
+): Promise<({ ok: true; ticket: string } & Admission) | Extract<Admission, { ok: false }>> {
+  const local = tenancy.quotas.reserveSession(tenant);
+  if (!local.ok || tenancy.fleet === undefined) return local;
+  const fleet = await tenancy.fleet.reserveSession(tenant, local.ticket, tenancy.quotas.limitsFor(tenant));
+  if (fleet.ok) return local;
+  tenancy.quotas.cancelReservation(tenant, local.ticket);
+  return fleet;
 }

@@ -28,7 +28,7 @@ interface TenantState {
  *
  * A session's slot is reserved when its upgrade request is admitted and bound when its socket
  * opens; a reservation whose socket never opens lapses, so a failed handshake leaks no slot.
- * Counts are per edge process: a fleet of N edges admits up to N times each limit.
+ * Counts are per edge process; FleetQuotas adds the fleet-wide check on top (tenancy.ts).
  *
  * @example
  *   const quotas = new TenantQuotas({ limits: { default: { maxConcurrentSessions: 10 } } });
@@ -62,6 +62,16 @@ export class TenantQuotas {
     const ticket = randomId('slot');
     state.reserved.set(ticket, this.#now() + this.#reservationMs);
     return { ok: true, ticket };
+  }
+
+  /** Gives back a slot reserved at the upgrade that will not be used (the fleet said no). */
+  cancelReservation(tenant: string, ticket: string): void {
+    this.#tenants.get(tenant)?.reserved.delete(ticket);
+  }
+
+  /** The limits that apply to a tenant (the fleet-wide check uses the same). */
+  limitsFor(tenant: string): TenantLimits {
+    return this.#state(tenant).limits;
   }
 
   /** The socket is open: bind the reserved slot (or, with none, take one if there is room). */

@@ -3,6 +3,7 @@ import type { Context, Hono } from 'hono';
 import { type EdgeApp, type EdgeEnv, REALTIME_PATH } from '../app.ts';
 import { httpError } from '../auth/http-error.ts';
 import { hasScope, mayActOn } from '../auth/principal.ts';
+import { reserveSessionSlot } from '../tenancy/tenancy.ts';
 import { OpusCodec } from './opus-codec.ts';
 import { readOfferRequest } from './sdp-offer-request.ts';
 import { WebRtcSession, type WebRtcSessionOptions } from './webrtc-session.ts';
@@ -56,7 +57,7 @@ export function mountWebRtcRoutes(app: Hono<EdgeEnv>, edge: EdgeApp, options: We
         offer.param === undefined ? {} : { param: offer.param },
       );
     }
-    const reserved = edge.tenancy.quotas.reserveSession(principal.tenant);
+    const reserved = await reserveSessionSlot(edge.tenancy, principal.tenant);
     if (!reserved.ok) {
       return httpError(c, 429, 'rate_limited', reserved.message, { retryAfterMs: reserved.retryAfterMs });
     }
