@@ -99,6 +99,8 @@ export class BullmqDelegationConsumer {
   readonly #active = new Map<string, ActiveWork>();
   readonly #subscribed: Promise<unknown>;
   #closing: Promise<void> | null = null;
+  /** Set once close() has aborted running work: anything that starts after it is aborted at once. */
+  #abortingAll = false;
 
   constructor(options: BullmqDelegationConsumerOptions) {
     this.#keys = delegationKeys(options.prefix ?? DEFAULT_DELEGATION_PREFIX);
@@ -179,6 +181,11 @@ export class BullmqDelegationConsumer {
   /**
    * Stops taking jobs, lets running work finish for up to `drainMs`, then aborts the rest without
    * ending it: it goes back to the queue and another harness process runs it again.
+   *
+   * BullMQ's Worker.close() still processes a job that a fetch already in flight brings in (its
+   * blocking wait may return after closing began; often it is woken by the very job a CLOSING
+   * abort just handed back), and it waits for that job. Such late work is handed back untouched
+   * before it starts, or aborted at once if it started during the abort, so close() always ends.
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
@@ -187,6 +194,7 @@ export class BullmqDelegationConsumer {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, this.#drainMs)))]);
       clearTimeout(timer);
+      this.#abortingAll = true;
       for (const work of this.#active.values()) work.controller.abort(CLOSING);
       await closed.catch(this.#onError);
       await this.#subscriber.quit().catch(() => this.#subscriber.disconnect());
@@ -197,6 +205,8 @@ export class BullmqDelegationConsumer {
   }
 
   async #process(job: Job<DelegationJob>, token: string | undefined, signal: AbortSignal | undefined): Promise<string> {
+    // Fetched after close() began (see close()): back to the queue without counting an attempt.
+    if (this.#closing !== null) return this.#handBack(job, token);
     const parsed = DelegationJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`malformed delegation job: ${z.prettifyError(parsed.error)}`);
     const { request, eventsKey, acceptedAtMs, deadlineAtMs } = parsed.data;
@@ -230,6 +240,8 @@ export class BullmqDelegationConsumer {
     });
     this.#active.set(workId, { controller, done });
     if (signal?.aborted) onJobAbort();
+    // Started while close() was aborting: that pass missed it, and close() would wait on it for ever.
+    if (this.#abortingAll) controller.abort(CLOSING);
 
     // Sent at once, not chained: one connection runs its commands in order, so RUNNING and the
     // progress notices reach the stream before the result without a round trip each.
@@ -282,15 +294,20 @@ export class BullmqDelegationConsumer {
       this.#active.delete(workId);
       settle();
     }
-    if (controller.signal.reason === CLOSING) {
-      // Back to the queue without spending an attempt: another harness runs it from the start.
-      await job.moveToDelayed(Date.now(), token);
-      throw new DelayedError();
-    }
+    if (controller.signal.reason === CLOSING) return this.#handBack(job, token);
     const before = running === null ? [] : [running];
     running = null;
     await Promise.all([...emitted, this.#record(request, keys, outcome, before)]);
     return outcome.ok ? 'completed' : 'failed';
+  }
+
+  /**
+   * Puts the job back in the queue without spending an attempt; another harness runs it from the
+   * start. Due at once, so its marker wakes a waiting worker; this closing one fetches no more.
+   */
+  async #handBack(job: Job<DelegationJob>, token: string | undefined): Promise<never> {
+    await job.moveToDelayed(Date.now(), token);
+    throw new DelayedError();
   }
 
   /** Appends `before`, FAILED (when it failed) and the result, unless the work already ended or is cancelled. */
