@@ -2,6 +2,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { benchCapacity, benchTimelineStore, createTimelineStore, ReferenceModelPort } from '@venus/gpu-worker';
 import { benchDelegation, bullmqBenchTarget, inProcessBenchTarget } from '@venus/harness-functions';
 import startRedisForRun from '../test/setup/redis-server.ts';
+import { runEdgeFrameCost } from './edge-frame-cost.ts';
 import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
 import { runRelayOverhead } from './relay-overhead.ts';
@@ -214,6 +215,12 @@ if (want('relay')) {
     ),
   );
   for (const note of notes) print(note);
+  const cost = runEdgeFrameCost(quick ? 10_000 : 30_000);
+  print(
+    `edge JavaScript per echoed frame, no sockets (parse, base64, resample, relay codec, events out): ` +
+      `${fmt(cost.edgeUs)} µs, ${fmt(cost.messagesPerFrame)} messages and ${fmt(cost.bytesPerFrame)} bytes to the client; ` +
+      'the rest of the edge CPU per echo above is socket I/O (four socket system calls per echo, the bare server two).',
+  );
 
   const connections = 5_000;
   process.stderr.write(`relay: ${connections} idle connections…\n`);

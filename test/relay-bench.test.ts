@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { runEdgeFrameCost } from '../bench/edge-frame-cost.ts';
 import { runRelayOverhead } from '../bench/relay-overhead.ts';
 
 // The relay benchmark measures by counting echoes: it has to see every frame come back, in order,
@@ -20,4 +21,11 @@ describe('relay overhead benchmark (smoke)', () => {
     expect(r.linkDrops + r.slowConsumerDrops).toBe(0);
     expect(r.linkDisconnects).toEqual([]);
   }, 90_000);
+
+  it('times the edge alone on the same frames: a GA client gets two events per frame (timeline + audio delta)', () => {
+    const cost = runEdgeFrameCost(200);
+    expect(cost.messagesPerFrame).toBe(2);
+    expect(cost.bytesPerFrame).toBeGreaterThan(1280); // the echoed audio, base64
+    expect(cost.edgeUs).toBeGreaterThan(0);
+  });
 });
