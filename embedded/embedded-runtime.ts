@@ -3,12 +3,22 @@ import { createTimelineStore, SessionHost } from '@venus/gpu-worker';
 import {
   BullmqDelegationConsumer,
   BullmqDelegationProducer,
+  CatalogDelegationRunner,
   createBuiltinFunctions,
+  FunctionPlatform,
   FunctionRegistry,
   InProcessExecutor,
+  MemoryFunctionStore,
+  RedisFunctionStore,
   type VenusFunction,
 } from '@venus/harness-functions';
-import type { DelegationExecutor, ModelPort, SessionConfigInput, TimelineStore } from '@venus/protocol';
+import type {
+  DelegationExecutor,
+  FunctionsCatalog,
+  ModelPort,
+  SessionConfigInput,
+  TimelineStore,
+} from '@venus/protocol';
 import { InProcessLink } from './in-process-link.ts';
 import { modelFromEnv } from './model-from-env.ts';
 
@@ -23,8 +33,13 @@ export interface EmbeddedRuntimeOptions {
   defaultConfig?: SessionConfigInput;
   /** Anything else the Node edge takes: auth, tenancy, tls, webrtc, buffer limits. */
   edge?: Omit<ServeEdgeNodeOptions, 'link' | 'port' | 'hostname' | 'apiKeys' | 'defaultConfig'>;
-  /** Functions the harness may call; the built-ins by default. */
+  /** Functions every tenant may call; the built-ins by default. */
   functions?: VenusFunction[];
+  /**
+   * Developers' functions (`/v1/functions`), routed to per tenant beside `functions`. By default a
+   * FunctionPlatform on Redis (with `redisUrl`) or in memory; `false` turns the API off.
+   */
+  catalog?: FunctionsCatalog | false;
   /** Replace the reference model (e.g. with another ModelPort). */
   model?: ModelPort;
   /** Choose the model port from these variables (VENUS_MODEL, …; see model-from-env.ts) when `model` is not given. */
@@ -55,18 +70,33 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   const prefix = options.redisPrefix ?? 'venus:';
   const store = options.store ?? createTimelineStore(options.redisUrl ? { redisUrl: options.redisUrl, prefix } : {});
   const model = options.model ?? (await modelFromEnv(options.modelEnv ?? {}));
-  const registry = new FunctionRegistry(options.functions ?? createBuiltinFunctions());
+  // The platform this runtime owns (closed with it); a catalog passed in belongs to the caller.
+  const platform =
+    options.catalog === undefined
+      ? new FunctionPlatform({
+          store: options.redisUrl
+            ? new RedisFunctionStore({ url: options.redisUrl, prefix: `${prefix}fn:` })
+            : new MemoryFunctionStore(),
+        })
+      : null;
+  const catalog = options.catalog === undefined ? platform! : options.catalog;
+  const functions = options.functions ?? createBuiltinFunctions();
+  // Each delegation is routed among the built-ins plus its own tenant's deployed functions.
+  const routing =
+    catalog === false
+      ? { registry: new FunctionRegistry(functions) }
+      : { runner: new CatalogDelegationRunner({ catalog, functions, defaultPolicy: 'when_idle' }) };
   // With Redis, delegations go through BullMQ: this process enqueues them and also runs one harness
   // consumer, so `npm start` stays one process while more `harness` processes can join the queue.
   const consumer =
     !options.executor && options.redisUrl
-      ? new BullmqDelegationConsumer({ url: options.redisUrl, prefix, registry })
+      ? new BullmqDelegationConsumer({ url: options.redisUrl, prefix, ...routing })
       : null;
   const executor =
     options.executor ??
     (options.redisUrl
       ? new BullmqDelegationProducer({ url: options.redisUrl, prefix })
-      : new InProcessExecutor({ registry }));
+      : new InProcessExecutor(routing));
   const host = new SessionHost({ model, executor, store });
   const link = new InProcessLink(host);
   const edge = await serveEdgeNode({
@@ -75,6 +105,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     hostname: options.hostname ?? '127.0.0.1',
     ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
     ...(options.defaultConfig ? { defaultConfig: options.defaultConfig } : {}),
+    ...(catalog === false ? {} : { functions: catalog }),
     ...options.edge,
   });
   return {
@@ -90,6 +121,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
       await executor.close();
       await consumer?.close();
       await model.close();
+      await platform?.close();
       await store.close();
     },
   };

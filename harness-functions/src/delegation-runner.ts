@@ -35,6 +35,11 @@ export type RunOutcome =
   | { ok: true; functionName: string; result: BackendResult }
   | { ok: false; functionName?: string; error: VenusError; reason: string; result: BackendResult };
 
+/** What executors need of a runner: DelegationRunner's `run`, which never throws. */
+export interface DelegationRunLike {
+  run(request: DelegationRequest, hooks: RunHooks): Promise<RunOutcome>;
+}
+
 /**
  * One delegation from query to spoken result: plan, validate arguments, run the function, oralize.
  * It owns no queue, timers or events, so the in-process executor and a queue worker share it. It
@@ -139,4 +144,31 @@ export class DelegationRunner {
 function asSpeakableError(thrown: unknown): VenusError {
   if (VenusError.isInstance(thrown)) return thrown;
   return new VenusError('function_failed', 'something went wrong', { cause: thrown });
+}
+
+/** How an executor is told what to run: a registry (a DelegationRunner is built over it) or a runner. */
+export interface RunnerChoice {
+  registry?: FunctionRegistry;
+  runner?: DelegationRunLike;
+  planner?: Planner;
+  oralizer?: Oralizer;
+  defaultPolicy?: DeliveryPolicy;
+}
+
+/** The runner an executor uses: the one given, or a DelegationRunner over the registry given. */
+export function runnerFrom(
+  owner: string,
+  choice: RunnerChoice,
+  clock: { now: () => number; resultTtlMs: number },
+): DelegationRunLike {
+  if (choice.runner !== undefined) return choice.runner;
+  if (choice.registry === undefined) throw new VenusError('invalid_arguments', `${owner} needs a registry or a runner`);
+  return new DelegationRunner({
+    registry: choice.registry,
+    now: clock.now,
+    resultTtlMs: clock.resultTtlMs,
+    defaultPolicy: choice.defaultPolicy ?? 'when_idle',
+    ...(choice.planner ? { planner: choice.planner } : {}),
+    ...(choice.oralizer ? { oralizer: choice.oralizer } : {}),
+  });
 }

@@ -5,7 +5,9 @@ import { createBuiltinFunctions } from './builtins/builtin-functions.ts';
 import { BullmqDelegationConsumer } from './bullmq/bullmq-delegation-consumer.ts';
 import { DEFAULT_DELEGATION_PREFIX } from './bullmq/delegation-keys.ts';
 import type { VenusFunction } from './function-definition.ts';
-import { FunctionRegistry } from './function-registry.ts';
+import { CatalogDelegationRunner } from './platform/catalog-delegation-runner.ts';
+import { FunctionPlatform } from './platform/function-platform.ts';
+import { RedisFunctionStore } from './platform/store/redis-function-store.ts';
 
 const optionalMs = z.coerce.number().int().nonnegative().optional();
 
@@ -17,6 +19,8 @@ const optionalMs = z.coerce.number().int().nonnegative().optional();
  * - HARNESS_PROGRESS_FIRST_MS / HARNESS_PROGRESS_EVERY_MS: "still working" notices (30 s / 60 s);
  * - HARNESS_DRAIN_MS: how long SIGTERM lets running work finish (10 s); the rest runs elsewhere;
  * - HARNESS_BUILTIN_LATENCY_MS: overrides the built-ins' simulated latency;
+ * - tenants' deployed functions (`/v1/functions`) are read from Redis under `${HARNESS_PREFIX}fn:`, as
+ *   the embedded runtime writes them, and run beside the built-ins;
  * - HARNESS_FUNCTIONS_MODULE: a module (path from the working directory, or URL) whose default
  *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins.
  */
@@ -54,19 +58,25 @@ async function loadExtraFunctions(specifier: string): Promise<VenusFunction[]> {
  *
  * @example
  *   // REDIS_URL=redis://127.0.0.1:6379 node --import tsx harness-functions/src/harness-main.ts
- *   const consumer = await startHarness(process.env);
+ *   const harness = await startHarness(process.env);
+ *   // on SIGTERM: await harness.close();
  */
-export async function startHarness(environment: NodeJS.ProcessEnv): Promise<BullmqDelegationConsumer> {
+export async function startHarness(
+  environment: NodeJS.ProcessEnv,
+): Promise<{ consumer: BullmqDelegationConsumer; close(): Promise<void> }> {
   const env = HarnessEnvSchema.parse(environment);
   const functions = createBuiltinFunctions(
     env.HARNESS_BUILTIN_LATENCY_MS === undefined ? {} : { latencyMs: env.HARNESS_BUILTIN_LATENCY_MS },
   );
   if (env.HARNESS_FUNCTIONS_MODULE) functions.push(...(await loadExtraFunctions(env.HARNESS_FUNCTIONS_MODULE)));
+  const platform = new FunctionPlatform({
+    store: new RedisFunctionStore({ url: env.REDIS_URL, prefix: `${env.HARNESS_PREFIX}fn:` }),
+  });
   const consumer = new BullmqDelegationConsumer({
     url: env.REDIS_URL,
     prefix: env.HARNESS_PREFIX,
     concurrency: env.HARNESS_CONCURRENCY,
-    registry: new FunctionRegistry(functions),
+    runner: new CatalogDelegationRunner({ catalog: platform, functions, defaultPolicy: 'when_idle' }),
     lockDurationMs: env.HARNESS_LOCK_DURATION_MS,
     stalledIntervalMs: env.HARNESS_STALLED_INTERVAL_MS,
     maxStalledCount: env.HARNESS_MAX_STALLED_COUNT,
@@ -75,11 +85,18 @@ export async function startHarness(environment: NodeJS.ProcessEnv): Promise<Bull
     drainMs: env.HARNESS_DRAIN_MS,
   });
   await consumer.waitUntilReady();
-  return consumer;
+  return {
+    consumer,
+    async close() {
+      await consumer.close();
+      await platform.close();
+    },
+  };
 }
 
 async function main(): Promise<void> {
-  const consumer = await startHarness(process.env);
+  const harness = await startHarness(process.env);
+  const { consumer } = harness;
   // One JSON line on stdout: supervisors and tests wait for it.
   console.log(JSON.stringify({ event: 'harness.ready', pid: process.pid, workerId: consumer.workerId }));
   let stopping = false;
@@ -87,7 +104,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(JSON.stringify({ event: 'harness.stopping', pid: process.pid, signal }));
-    consumer.close().then(
+    harness.close().then(
       () => process.exit(0),
       (error: unknown) => {
         console.error('harness: close failed:', error);

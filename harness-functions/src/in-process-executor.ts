@@ -10,14 +10,17 @@ import {
   type WorkState,
 } from '@venus/protocol';
 import { z } from 'zod';
-import { DelegationRunner, type RunOutcome } from './delegation-runner.ts';
+import { type DelegationRunLike, type RunOutcome, runnerFrom } from './delegation-runner.ts';
 import type { FunctionRegistry } from './function-registry.ts';
 import type { Oralizer } from './oralizer.ts';
 import type { Planner } from './planner.ts';
 import { startProgressTicker } from './progress-ticker.ts';
 
 export interface InProcessExecutorOptions {
-  registry: FunctionRegistry;
+  /** The functions delegations may run; or give `runner` instead. */
+  registry?: FunctionRegistry;
+  /** Runs each delegation instead of a DelegationRunner over `registry` (e.g. a per-tenant catalog runner). */
+  runner?: DelegationRunLike;
   planner?: Planner;
   oralizer?: Oralizer;
   now?: () => number;
@@ -64,7 +67,7 @@ const REMEMBERED_FINISHED = 10_000;
  *   await executor.submit(request); // resolves once QUEUED; the result arrives as an event later
  */
 export class InProcessExecutor implements DelegationExecutor {
-  readonly #runner: DelegationRunner;
+  readonly #runner: DelegationRunLike;
   readonly #now: () => number;
   readonly #requestTimeoutMs: number;
   readonly #resultTtlMs: number;
@@ -86,14 +89,7 @@ export class InProcessExecutor implements DelegationExecutor {
   constructor(options: InProcessExecutorOptions) {
     this.#now = options.now ?? Date.now;
     this.#resultTtlMs = options.resultTtlMs ?? DELEGATION_LIMITS.resultTtlMs;
-    this.#runner = new DelegationRunner({
-      registry: options.registry,
-      now: this.#now,
-      resultTtlMs: this.#resultTtlMs,
-      defaultPolicy: options.defaultPolicy ?? 'when_idle',
-      ...(options.planner ? { planner: options.planner } : {}),
-      ...(options.oralizer ? { oralizer: options.oralizer } : {}),
-    });
+    this.#runner = runnerFrom('an in-process executor', options, { now: this.#now, resultTtlMs: this.#resultTtlMs });
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DELEGATION_LIMITS.requestTimeoutMs;
     this.#progressFirstMs = options.progressFirstMs ?? DELEGATION_LIMITS.progressFirstMs;
     this.#progressEveryMs = options.progressEveryMs ?? DELEGATION_LIMITS.progressEveryMs;

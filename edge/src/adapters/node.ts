@@ -2,7 +2,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
-import type { SessionConfigInput, WorkerLink } from '@venus/protocol';
+import type { FunctionsCatalog, SessionConfigInput, WorkerLink } from '@venus/protocol';
 import { holdWritesForThisTurn } from '@venus/protocol/node';
 import { createEdgeApp, REALTIME_PATH } from '../app.ts';
 import type { EdgeAuth } from '../auth/edge-auth.ts';
@@ -29,6 +29,8 @@ export interface ServeEdgeNodeOptions {
   tls?: TlsOptions;
   /** Outbound bytes a client may leave unread before it is disconnected (default 8 MiB). */
   maxBufferedBytes?: number;
+  /** Developers' functions: their REST API is mounted at `/v1/functions`. */
+  functions?: FunctionsCatalog;
   /** WebRTC calls at POST /v1/realtime/calls (on by default, ICE on `hostname`); false turns them off. */
   webrtc?: WebRtcRoutesOptions | false;
 }
@@ -62,6 +64,7 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
     ...(options.tenancy === undefined ? {} : { tenancy: options.tenancy }),
     ...(options.defaultConfig === undefined ? {} : { defaultConfig: options.defaultConfig }),
     ...(options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes }),
+    ...(options.functions === undefined ? {} : { functions: options.functions }),
   });
   const refusals = new UpgradeRefusals();
   const { upgradeWebSocket, injectWebSocket, wss } = createNodeWebSocket({ app: refusals.wrapApp(edge.app) });

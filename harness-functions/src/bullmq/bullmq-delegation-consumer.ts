@@ -9,7 +9,7 @@ import {
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import { DelegationRunner, type RunHooks, type RunOutcome } from '../delegation-runner.ts';
+import { type DelegationRunLike, type RunOutcome, runnerFrom } from '../delegation-runner.ts';
 import type { FunctionRegistry } from '../function-registry.ts';
 import type { Oralizer } from '../oralizer.ts';
 import type { Planner } from '../planner.ts';
@@ -55,10 +55,7 @@ export interface BullmqDelegationConsumerOptions {
   onError?(error: unknown): void;
 }
 
-/** What the consumer needs of a runner: DelegationRunner's `run`, which never throws. */
-export interface DelegationRunLike {
-  run(request: DelegationRequest, hooks: RunHooks): Promise<RunOutcome>;
-}
+export type { DelegationRunLike };
 
 /** Abort reason of work stopped by close(): the job goes back to the queue, not to its end. */
 const CLOSING = new VenusError('session_closed', 'the harness is shutting down');
@@ -110,19 +107,7 @@ export class BullmqDelegationConsumer {
     this.#progressEveryMs = options.progressEveryMs ?? DELEGATION_LIMITS.progressEveryMs;
     this.#drainMs = options.drainMs ?? 10_000;
     this.#onError = options.onError ?? throttledErrorLog('delegation consumer');
-    if (options.runner === undefined && options.registry === undefined) {
-      throw new VenusError('invalid_arguments', 'a delegation consumer needs a registry or a runner');
-    }
-    this.#runner =
-      options.runner ??
-      new DelegationRunner({
-        registry: options.registry!,
-        now: this.#now,
-        resultTtlMs: this.#resultTtlMs,
-        defaultPolicy: options.defaultPolicy ?? 'when_idle',
-        ...(options.planner ? { planner: options.planner } : {}),
-        ...(options.oralizer ? { oralizer: options.oralizer } : {}),
-      });
+    this.#runner = runnerFrom('a delegation consumer', options, { now: this.#now, resultTtlMs: this.#resultTtlMs });
 
     const name = `delegation-consumer:${this.workerId}`;
     this.#redis = new Redis(options.url, { connectionName: name, enableAutoPipelining: true, ...options.redisOptions });
