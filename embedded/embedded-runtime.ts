@@ -40,6 +40,8 @@ export interface EmbeddedRuntimeOptions {
    * FunctionPlatform on Redis (with `redisUrl`) or in memory; `false` turns the API off.
    */
   catalog?: FunctionsCatalog | false;
+  /** Let the default catalog's HTTP functions call private and loopback addresses (off by default). */
+  functionsAllowPrivateNetworks?: boolean;
   /** Replace the reference model (e.g. with another ModelPort). */
   model?: ModelPort;
   /** Choose the model port from these variables (VENUS_MODEL, …; see model-from-env.ts) when `model` is not given. */
@@ -77,6 +79,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
           store: options.redisUrl
             ? new RedisFunctionStore({ url: options.redisUrl, prefix: `${prefix}fn:` })
             : new MemoryFunctionStore(),
+          http: { allowPrivateNetworks: options.functionsAllowPrivateNetworks === true },
         })
       : null;
   const catalog = options.catalog === undefined ? platform! : options.catalog;

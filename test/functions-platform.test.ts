@@ -101,11 +101,41 @@ function httpSpec(name: string, url: string, extra: Record<string, unknown> = {}
   };
 }
 
+describe('HTTP functions: egress', () => {
+  const secret = 'hook-secret-0123456789';
+
+  it('refuses endpoints on private addresses by default, literal or by name, without sending anything', async () => {
+    const catalog = new FunctionPlatform({ store: new MemoryFunctionStore(), sandbox, http: { backoffBaseMs: 10 } });
+    await catalog.setSecret('acme', 'HOOK_SECRET', secret);
+    const endpoint = await startEndpoint(secret, (_received, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('"should not be reached"');
+    });
+    try {
+      const port = new URL(endpoint.url).port;
+      for (const url of [endpoint.url, `http://localhost:${port}/hook`, 'http://169.254.169.254/latest/meta-data/']) {
+        await catalog.deploy('acme', httpSpec('internal', url));
+        const result = await catalog.invoke('acme', 'internal', { city: 'Paris' }, { workId: 'w1', session: 's1' });
+        expect(result, url).toMatchObject({ ok: false, error: { code: 'egress_refused' } });
+      }
+      expect(endpoint.received).toHaveLength(0);
+      const logs = await catalog.logs('acme', 'internal', { limit: 10 });
+      expect(JSON.stringify(logs)).toMatch(/private address/);
+    } finally {
+      await endpoint.close();
+      await catalog.close();
+    }
+  });
+});
+
 describe('HTTP functions', () => {
   const secret = 'hook-secret-0123456789';
   let catalog: FunctionPlatform;
   beforeEach(async () => {
-    catalog = new FunctionPlatform({ store: new MemoryFunctionStore(), sandbox, http: { backoffBaseMs: 10 } });
+    catalog = new FunctionPlatform({
+      store: new MemoryFunctionStore(),
+      sandbox,
+      http: { backoffBaseMs: 10, allowPrivateNetworks: true },
+    });
     await catalog.setSecret('acme', 'HOOK_SECRET', secret);
   });
 

@@ -20,7 +20,8 @@ const optionalMs = z.coerce.number().int().nonnegative().optional();
  * - HARNESS_DRAIN_MS: how long SIGTERM lets running work finish (10 s); the rest runs elsewhere;
  * - HARNESS_BUILTIN_LATENCY_MS: overrides the built-ins' simulated latency;
  * - tenants' deployed functions (`/v1/functions`) are read from Redis under `${HARNESS_PREFIX}fn:`, as
- *   the embedded runtime writes them, and run beside the built-ins;
+ *   the embedded runtime writes them, and run beside the built-ins; VENUS_FUNCTIONS_ALLOW_PRIVATE=1
+ *   lets their HTTP endpoints be on private or loopback addresses (refused by default);
  * - HARNESS_FUNCTIONS_MODULE: a module (path from the working directory, or URL) whose default
  *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins.
  */
@@ -36,6 +37,7 @@ export const HarnessEnvSchema = z.object({
   HARNESS_DRAIN_MS: optionalMs,
   HARNESS_BUILTIN_LATENCY_MS: optionalMs,
   HARNESS_FUNCTIONS_MODULE: z.string().min(1).optional(),
+  VENUS_FUNCTIONS_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
 });
 export type HarnessEnv = z.infer<typeof HarnessEnvSchema>;
 
@@ -71,6 +73,7 @@ export async function startHarness(
   if (env.HARNESS_FUNCTIONS_MODULE) functions.push(...(await loadExtraFunctions(env.HARNESS_FUNCTIONS_MODULE)));
   const platform = new FunctionPlatform({
     store: new RedisFunctionStore({ url: env.REDIS_URL, prefix: `${env.HARNESS_PREFIX}fn:` }),
+    http: { allowPrivateNetworks: env.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1' },
   });
   const consumer = new BullmqDelegationConsumer({
     url: env.REDIS_URL,

@@ -248,6 +248,8 @@ export const INVOCATION_ERROR_CODES = [
   'http_timeout',
   /** An HTTP function could not be reached. */
   'network_error',
+  /** An HTTP function's address is on a private, loopback or link-local network, which this platform does not call. */
+  'egress_refused',
   /** The caller gave up (delegation cancelled or timed out). */
   'cancelled',
   /** This platform cannot run the kind (e.g. a local Worker without miniflare). */

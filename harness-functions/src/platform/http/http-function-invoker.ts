@@ -2,11 +2,17 @@ import { FUNCTIONS_LIMITS, type FunctionReplySchema, type InvocationError } from
 import type { z } from 'zod';
 import { abortableSleep } from '../../abortable.ts';
 import { parseReply } from '../function-reply.ts';
+import { EgressRefusedError, publicOnlyFetch } from './egress-guard.ts';
 import { SIGNATURE_HEADER, signVenusRequest, TIMESTAMP_HEADER } from './request-signature.ts';
 
 export interface HttpInvokerOptions {
-  /** Injected for tests and for runtimes with their own fetch. */
+  /** Injected for tests and for runtimes with their own fetch (no egress check is added to it). */
   fetch?: typeof fetch;
+  /**
+   * Call endpoints on private, loopback and link-local addresses too (default false: tenants'
+   * functions must not reach the harness's own network, e.g. a cloud metadata service or Redis).
+   */
+  allowPrivateNetworks?: boolean;
   /** First retry waits about this long, doubling each time (default 200 ms). */
   backoffBaseMs?: number;
   /** No single wait is longer (default 5 s); also caps a server's Retry-After. */
@@ -53,7 +59,7 @@ export class HttpFunctionInvoker {
   readonly #random: () => number;
 
   constructor(options: HttpInvokerOptions = {}) {
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#fetch = options.fetch ?? (options.allowPrivateNetworks === true ? globalThis.fetch : publicOnlyFetch());
     this.#backoffBaseMs = options.backoffBaseMs ?? 200;
     this.#backoffMaxMs = options.backoffMaxMs ?? 5000;
     this.#random = options.random ?? Math.random;
@@ -114,6 +120,11 @@ export class HttpFunctionInvoker {
       if (outer.aborted) return { kind: 'final', error: cancelled() };
       if (timeout.aborted) {
         return { kind: 'retry', error: { code: 'http_timeout', message: `no answer within ${request.timeoutMs} ms` } };
+      }
+      const refused = egressRefusal(error);
+      if (refused !== undefined) {
+        const message = `${refused.message}: HTTP functions must be on public addresses (the operator can allow private networks)`;
+        return { kind: 'final', error: { code: 'egress_refused', message } };
       }
       const detail =
         error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
@@ -182,4 +193,12 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The egress refusal somewhere in an error's cause chain. */
+function egressRefusal(error: unknown): EgressRefusedError | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof EgressRefusedError) return e;
+  }
+  return undefined;
 }
