@@ -42,6 +42,8 @@ export interface EmbeddedRuntimeOptions {
   catalog?: FunctionsCatalog | false;
   /** Let the default catalog's HTTP functions call private and loopback addresses (off by default). */
   functionsAllowPrivateNetworks?: boolean;
+  /** Encrypt the default catalog's secrets in Redis with this key (VENUS_SECRETS_KEY). */
+  secretsKey?: string;
   /** Replace the reference model (e.g. with another ModelPort). */
   model?: ModelPort;
   /** Choose the model port from these variables (VENUS_MODEL, …; see model-from-env.ts) when `model` is not given. */
@@ -77,7 +79,11 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     options.catalog === undefined
       ? new FunctionPlatform({
           store: options.redisUrl
-            ? new RedisFunctionStore({ url: options.redisUrl, prefix: `${prefix}fn:` })
+            ? new RedisFunctionStore({
+                url: options.redisUrl,
+                prefix: `${prefix}fn:`,
+                ...(options.secretsKey ? { secretsKey: options.secretsKey } : {}),
+              })
             : new MemoryFunctionStore(),
           http: { allowPrivateNetworks: options.functionsAllowPrivateNetworks === true },
         })

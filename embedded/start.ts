@@ -4,7 +4,7 @@ import { startEmbeddedRuntime } from './embedded-runtime.ts';
 /**
  * `npm start`: the whole runtime in one process on 127.0.0.1:8080. Environment: PORT, HOST,
  * REDIS_URL (Redis Streams timeline), VENUS_API_KEYS / VENUS_ADMIN_KEY / VENUS_AUTH_SECRET (auth),
- * VENUS_TENANT_LIMITS (JSON), VENUS_FUNCTIONS_ALLOW_PRIVATE=1 (HTTP functions may call private addresses), VENUS_MODEL (reference | cascade | venus-service | onnx-bundle), VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE (https/wss).
+ * VENUS_TENANT_LIMITS (JSON), VENUS_FUNCTIONS_ALLOW_PRIVATE=1 (HTTP functions may call private addresses), VENUS_SECRETS_KEY (functions' secrets encrypted in Redis), VENUS_MODEL (reference | cascade | venus-service | onnx-bundle), VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE (https/wss).
  */
 const port = Number(process.env.PORT ?? 8080);
 const hostname = process.env.HOST ?? '127.0.0.1';
@@ -17,6 +17,7 @@ const runtime = await startEmbeddedRuntime({
   ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
   modelEnv: process.env,
   functionsAllowPrivateNetworks: process.env.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1',
+  ...(process.env.VENUS_SECRETS_KEY ? { secretsKey: process.env.VENUS_SECRETS_KEY } : {}),
   edge: {
     auth: new EdgeAuth(edgeAuthOptionsFromEnv(process.env)),
     tenancy,

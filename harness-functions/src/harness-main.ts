@@ -21,7 +21,8 @@ const optionalMs = z.coerce.number().int().nonnegative().optional();
  * - HARNESS_BUILTIN_LATENCY_MS: overrides the built-ins' simulated latency;
  * - tenants' deployed functions (`/v1/functions`) are read from Redis under `${HARNESS_PREFIX}fn:`, as
  *   the embedded runtime writes them, and run beside the built-ins; VENUS_FUNCTIONS_ALLOW_PRIVATE=1
- *   lets their HTTP endpoints be on private or loopback addresses (refused by default);
+ *   lets their HTTP endpoints be on private or loopback addresses (refused by default); VENUS_SECRETS_KEY
+ *   reads their secrets encrypted (the same key as the edge's);
  * - HARNESS_FUNCTIONS_MODULE: a module (path from the working directory, or URL) whose default
  *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins.
  */
@@ -38,6 +39,7 @@ export const HarnessEnvSchema = z.object({
   HARNESS_BUILTIN_LATENCY_MS: optionalMs,
   HARNESS_FUNCTIONS_MODULE: z.string().min(1).optional(),
   VENUS_FUNCTIONS_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
+  VENUS_SECRETS_KEY: z.string().min(1).optional(),
 });
 export type HarnessEnv = z.infer<typeof HarnessEnvSchema>;
 
@@ -72,7 +74,11 @@ export async function startHarness(
   );
   if (env.HARNESS_FUNCTIONS_MODULE) functions.push(...(await loadExtraFunctions(env.HARNESS_FUNCTIONS_MODULE)));
   const platform = new FunctionPlatform({
-    store: new RedisFunctionStore({ url: env.REDIS_URL, prefix: `${env.HARNESS_PREFIX}fn:` }),
+    store: new RedisFunctionStore({
+      url: env.REDIS_URL,
+      prefix: `${env.HARNESS_PREFIX}fn:`,
+      ...(env.VENUS_SECRETS_KEY ? { secretsKey: env.VENUS_SECRETS_KEY } : {}),
+    }),
     http: { allowPrivateNetworks: env.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1' },
   });
   const consumer = new BullmqDelegationConsumer({

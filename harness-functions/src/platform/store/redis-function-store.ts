@@ -1,6 +1,7 @@
 import { type FunctionSpec, type InvocationLogEntry, VenusError } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import type { FunctionStore, StoredVersion } from './function-store.ts';
+import { SecretCipher } from './secret-cipher.ts';
 
 /** KEYS: index hash, versions hash. ARGV: name, record JSON, versions to keep. Returns the new version. */
 const PUT_VERSION_LUA = `
@@ -40,13 +41,16 @@ export interface RedisFunctionStoreOptions {
   client?: Redis;
   /** Key prefix (default `venus:fn:`). */
   prefix?: string;
+  /** Encrypt secrets at rest with this key (see SecretCipher); without it they are stored in clear. */
+  secretsKey?: string;
 }
 
 /**
  * Function store on Redis. A tenant's keys share one hash tag (`venus:fn:{acme}:…`), so they stay on
  * one slot of a cluster and every multi-key step is a single Lua script: a deploy either stores the
- * whole version and moves "latest" or does nothing. Secrets sit in one hash per tenant, in clear:
- * protect the Redis itself (ACLs, TLS, encrypted disks).
+ * whole version and moves "latest" or does nothing. Secrets sit in one hash per tenant, encrypted
+ * with AES-256-GCM when `secretsKey` is set (VENUS_SECRETS_KEY), else in clear; either way protect the
+ * Redis itself (ACLs, TLS).
  *
  * @example
  *   const store = new RedisFunctionStore({ url: process.env.REDIS_URL, prefix: 'venus:fn:' });
@@ -56,6 +60,7 @@ export class RedisFunctionStore implements FunctionStore {
   readonly #redis: Redis & Commands;
   readonly #ownsClient: boolean;
   readonly #prefix: string;
+  readonly #cipher: SecretCipher | undefined;
 
   constructor(options: RedisFunctionStoreOptions) {
     if (options.client === undefined && options.url === undefined) {
@@ -64,6 +69,7 @@ export class RedisFunctionStore implements FunctionStore {
     const redis = options.client ?? new Redis(options.url!, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.#ownsClient = options.client === undefined;
     this.#prefix = options.prefix ?? 'venus:fn:';
+    this.#cipher = options.secretsKey === undefined ? undefined : new SecretCipher(options.secretsKey);
     redis.defineCommand('venusFnPut', { numberOfKeys: 2, lua: PUT_VERSION_LUA });
     redis.defineCommand('venusFnDelete', { numberOfKeys: 3, lua: DELETE_LUA });
     redis.defineCommand('venusFnSetSecret', { numberOfKeys: 1, lua: SET_SECRET_LUA });
@@ -138,7 +144,8 @@ export class RedisFunctionStore implements FunctionStore {
   }
 
   async setSecret(tenant: string, name: string, value: string, maxSecrets: number): Promise<boolean> {
-    return Number(await this.#redis.venusFnSetSecret(this.#secrets(tenant), name, value, maxSecrets)) === 1;
+    const stored = this.#cipher === undefined ? value : this.#cipher.seal(tenant, name, value);
+    return Number(await this.#redis.venusFnSetSecret(this.#secrets(tenant), name, stored, maxSecrets)) === 1;
   }
 
   async getSecrets(tenant: string, names: readonly string[]): Promise<Record<string, string>> {
@@ -147,7 +154,14 @@ export class RedisFunctionStore implements FunctionStore {
     const found: Record<string, string> = {};
     names.forEach((name, i) => {
       const value = values[i];
-      if (typeof value === 'string') found[name] = value;
+      if (typeof value !== 'string') return;
+      if (this.#cipher !== undefined) found[name] = this.#cipher.open(tenant, name, value);
+      else if (SecretCipher.isSealed(value)) {
+        throw new VenusError(
+          'internal_error',
+          `secret ${name} of tenant ${tenant} is encrypted: set VENUS_SECRETS_KEY`,
+        );
+      } else found[name] = value;
     });
     return found;
   }
