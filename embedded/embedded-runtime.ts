@@ -9,6 +9,7 @@ import {
   FunctionRegistry,
   InProcessExecutor,
   MemoryFunctionStore,
+  type Planner,
   RedisFunctionStore,
   type VenusFunction,
 } from '@venus/harness-functions';
@@ -44,6 +45,8 @@ export interface EmbeddedRuntimeOptions {
   functionsAllowPrivateNetworks?: boolean;
   /** Encrypt the default catalog's secrets in Redis with this key (VENUS_SECRETS_KEY). */
   secretsKey?: string;
+  /** Chooses the function for each delegation (default: the deterministic RouterPlanner). */
+  planner?: Planner;
   /** Replace the reference model (e.g. with another ModelPort). */
   model?: ModelPort;
   /** Choose the model port from these variables (VENUS_MODEL, …; see model-from-env.ts) when `model` is not given. */
@@ -93,8 +96,15 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   // Each delegation is routed among the built-ins plus its own tenant's deployed functions.
   const routing =
     catalog === false
-      ? { registry: new FunctionRegistry(functions) }
-      : { runner: new CatalogDelegationRunner({ catalog, functions, defaultPolicy: 'when_idle' }) };
+      ? { registry: new FunctionRegistry(functions), ...(options.planner ? { planner: options.planner } : {}) }
+      : {
+          runner: new CatalogDelegationRunner({
+            catalog,
+            functions,
+            defaultPolicy: 'when_idle',
+            ...(options.planner ? { planner: options.planner } : {}),
+          }),
+        };
   // With Redis, delegations go through BullMQ: this process enqueues them and also runs one harness
   // consumer, so `npm start` stays one process while more `harness` processes can join the queue.
   const consumer =

@@ -1,16 +1,20 @@
 import { closeTenancy, EdgeAuth, edgeAuthOptionsFromEnv, tenancyFromEnv, tlsFromEnv } from '@venus/edge';
+import { llmPlannerFromEnv, RouterPlanner } from '@venus/harness-functions';
 import { startEmbeddedRuntime } from './embedded-runtime.ts';
 
 /**
  * `npm start`: the whole runtime in one process on 127.0.0.1:8080. Environment: PORT, HOST,
  * REDIS_URL (Redis Streams timeline), VENUS_API_KEYS / VENUS_ADMIN_KEY / VENUS_AUTH_SECRET (auth),
- * VENUS_TENANT_LIMITS (JSON), VENUS_FUNCTIONS_ALLOW_PRIVATE=1 (HTTP functions may call private addresses), VENUS_SECRETS_KEY (functions' secrets encrypted in Redis), VENUS_MODEL (reference | cascade | venus-service | onnx-bundle), VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE (https/wss).
+ * VENUS_TENANT_LIMITS (JSON), VENUS_FUNCTIONS_ALLOW_PRIVATE=1 (HTTP functions may call private addresses), VENUS_SECRETS_KEY (functions' secrets encrypted in Redis), VENUS_PLANNER_BASE_URL + VENUS_PLANNER_MODEL
+ * (+ VENUS_PLANNER_API_KEY: an OpenAI-compatible model picks the function), VENUS_MODEL (reference | cascade | venus-service | onnx-bundle), VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE (https/wss).
  */
 const port = Number(process.env.PORT ?? 8080);
 const hostname = process.env.HOST ?? '127.0.0.1';
 const tls = tlsFromEnv(process.env);
 const started = performance.now();
 const tenancy = tenancyFromEnv(process.env);
+// A model-backed planner when VENUS_PLANNER_BASE_URL and VENUS_PLANNER_MODEL are set; the router otherwise.
+const planner = llmPlannerFromEnv(process.env, new RouterPlanner());
 const runtime = await startEmbeddedRuntime({
   port,
   hostname,
@@ -18,6 +22,7 @@ const runtime = await startEmbeddedRuntime({
   modelEnv: process.env,
   functionsAllowPrivateNetworks: process.env.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1',
   ...(process.env.VENUS_SECRETS_KEY ? { secretsKey: process.env.VENUS_SECRETS_KEY } : {}),
+  ...(planner ? { planner } : {}),
   edge: {
     auth: new EdgeAuth(edgeAuthOptionsFromEnv(process.env)),
     tenancy,

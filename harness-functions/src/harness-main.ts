@@ -5,9 +5,11 @@ import { createBuiltinFunctions } from './builtins/builtin-functions.ts';
 import { BullmqDelegationConsumer } from './bullmq/bullmq-delegation-consumer.ts';
 import { DEFAULT_DELEGATION_PREFIX } from './bullmq/delegation-keys.ts';
 import type { VenusFunction } from './function-definition.ts';
+import { llmPlannerFromEnv } from './llm-planner.ts';
 import { CatalogDelegationRunner } from './platform/catalog-delegation-runner.ts';
 import { FunctionPlatform } from './platform/function-platform.ts';
 import { RedisFunctionStore } from './platform/store/redis-function-store.ts';
+import { RouterPlanner } from './router-planner.ts';
 
 const optionalMs = z.coerce.number().int().nonnegative().optional();
 
@@ -22,7 +24,8 @@ const optionalMs = z.coerce.number().int().nonnegative().optional();
  * - tenants' deployed functions (`/v1/functions`) are read from Redis under `${HARNESS_PREFIX}fn:`, as
  *   the embedded runtime writes them, and run beside the built-ins; VENUS_FUNCTIONS_ALLOW_PRIVATE=1
  *   lets their HTTP endpoints be on private or loopback addresses (refused by default); VENUS_SECRETS_KEY
- *   reads their secrets encrypted (the same key as the edge's);
+ *   reads their secrets encrypted (the same key as the edge's); VENUS_PLANNER_BASE_URL + VENUS_PLANNER_MODEL
+ *   (+ VENUS_PLANNER_API_KEY): an OpenAI-compatible model picks the function, the router as fallback;
  * - HARNESS_FUNCTIONS_MODULE: a module (path from the working directory, or URL) whose default
  *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins.
  */
@@ -73,6 +76,7 @@ export async function startHarness(
     env.HARNESS_BUILTIN_LATENCY_MS === undefined ? {} : { latencyMs: env.HARNESS_BUILTIN_LATENCY_MS },
   );
   if (env.HARNESS_FUNCTIONS_MODULE) functions.push(...(await loadExtraFunctions(env.HARNESS_FUNCTIONS_MODULE)));
+  const planner = llmPlannerFromEnv(environment, new RouterPlanner());
   const platform = new FunctionPlatform({
     store: new RedisFunctionStore({
       url: env.REDIS_URL,
@@ -85,7 +89,12 @@ export async function startHarness(
     url: env.REDIS_URL,
     prefix: env.HARNESS_PREFIX,
     concurrency: env.HARNESS_CONCURRENCY,
-    runner: new CatalogDelegationRunner({ catalog: platform, functions, defaultPolicy: 'when_idle' }),
+    runner: new CatalogDelegationRunner({
+      catalog: platform,
+      functions,
+      defaultPolicy: 'when_idle',
+      ...(planner ? { planner } : {}),
+    }),
     lockDurationMs: env.HARNESS_LOCK_DURATION_MS,
     stalledIntervalMs: env.HARNESS_STALLED_INTERVAL_MS,
     maxStalledCount: env.HARNESS_MAX_STALLED_COUNT,

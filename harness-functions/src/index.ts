@@ -62,6 +62,7 @@ export {
 } from './function-definition.ts';
 export { FunctionRegistry } from './function-registry.ts';
 export { InProcessExecutor, type InProcessExecutorOptions } from './in-process-executor.ts';
+export { LlmPlanner, type LlmPlannerOptions, llmPlannerFromEnv } from './llm-planner.ts';
 export { DefaultOralizer, type DefaultOralizerOptions, type OralizeInput, type Oralizer } from './oralizer.ts';
 export type { Plan, Planner } from './planner.ts';
 export * from './platform/index.ts';
