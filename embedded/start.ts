@@ -40,6 +40,9 @@ console.log(`  console    ${runtime.url}/`);
 console.log(`  realtime   ${ws}/v1/realtime   (OpenAI-Realtime-compatible + venus.* events)`);
 console.log(`  model      ${caps.model} ${caps.modelRevision}, up to ${caps.maxSessions} sessions`);
 console.log(`  timeline   ${process.env.REDIS_URL ? 'Redis Streams' : 'in-memory'}; harness in process`);
+console.log(
+  `  functions  ${runtime.url}/v1/functions   (deploy your own tools; planner: ${planner ? 'model' : 'router'})`,
+);
 console.log(`  auth       ${secured}`);
 
 let stopping = false;
