@@ -110,7 +110,9 @@ describe('LlmPlanner', () => {
       { VENUS_PLANNER_BASE_URL: server.baseUrl, VENUS_PLANNER_MODEL: 'env-model', VENUS_PLANNER_API_KEY: 'sk-planner' },
       fallback,
     );
-    server.chatScripts.push({ toolCall: { name: 'calculator', arguments: '{"kind":"arithmetic","expression":"6*7"}' } });
+    server.chatScripts.push({
+      toolCall: { name: 'calculator', arguments: '{"kind":"arithmetic","expression":"6*7"}' },
+    });
     const outcome = await new DelegationRunner({ registry, planner: planner! }).run(request('six sevens'), { signal });
     expect(outcome).toMatchObject({ ok: true, functionName: 'calculator' });
     expect(server.chats.at(-1)?.model).toBe('env-model');
