@@ -1,7 +1,8 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
 import { LinkPool } from './link-pool.ts';
-import { ReferenceModelSession, type SessionOwner } from './reference-model-session.ts';
+import { PortSessions } from './port-sessions.ts';
+import type { ReferenceModelSession, SessionOwner } from './reference-model-session.ts';
 import { startWorker, WorkerLink } from './worker-link.ts';
 import type {
   InferenceToMain,
@@ -63,8 +64,7 @@ const MAX_SESSIONS_CAP = 256;
  *   await port.close();
  */
 export class ReferenceModelPort implements ModelPort, SessionOwner {
-  private readonly sessions = new Map<string, ReferenceModelSession>();
-  private handles = 0;
+  private readonly sessions = new PortSessions();
   private isClosed = false;
 
   private constructor(
@@ -152,38 +152,23 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
 
   async openSession(request: OpenSessionRequest): Promise<ReferenceModelSession> {
     if (this.isClosed) throw new VenusError('model_unavailable', 'the reference model port is closed');
-    const existing = this.sessions.get(request.sessionId);
-    if (existing?.isOpen && request.incarnation <= existing.incarnation) {
-      throw new VenusError(
-        'stale_incarnation',
-        `session ${request.sessionId} is open at incarnation ${existing.incarnation}; ${request.incarnation} is not newer`,
-      );
-    }
-    existing?.supersede();
-    if (this.openCount() >= this.calibration.maxSessions) {
-      throw new VenusError(
-        'model_unavailable',
-        `the reference model is at capacity (${this.calibration.maxSessions} sessions)`,
-      );
-    }
-    const link = await this.pool.pick();
-    const handle = ++this.handles;
-    await link.call({
-      t: 'open',
-      id: link.nextId(),
-      handle,
-      sessionId: request.sessionId,
-      incarnation: request.incarnation,
-      ...(request.voice ? { voice: request.voice } : {}),
+    const capacity = { maxSessions: this.calibration.maxSessions, open: this.openCount(), name: 'the reference model' };
+    return this.sessions.open(request, capacity, this, async (handle) => {
+      const link = await this.pool.pick();
+      await link.call({
+        t: 'open',
+        id: link.nextId(),
+        handle,
+        sessionId: request.sessionId,
+        incarnation: request.incarnation,
+        ...(request.voice ? { voice: request.voice } : {}),
+      });
+      return link;
     });
-    const session = new ReferenceModelSession(request.sessionId, request.incarnation, handle, link, this);
-    link.sessions += 1;
-    this.sessions.set(request.sessionId, session);
-    return session;
   }
 
   released(session: ReferenceModelSession): void {
-    if (this.sessions.get(session.sessionId) === session) this.sessions.delete(session.sessionId);
+    this.sessions.released(session);
   }
 
   async close(): Promise<void> {

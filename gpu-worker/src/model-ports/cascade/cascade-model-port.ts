@@ -1,5 +1,6 @@
 import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
-import { ReferenceModelSession, type SessionOwner } from '../../reference-model/reference-model-session.ts';
+import { PortSessions } from '../../reference-model/port-sessions.ts';
+import type { ReferenceModelSession, SessionOwner } from '../../reference-model/reference-model-session.ts';
 import { startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
 import { type CascadeConfig, cascadeConfigFromEnv } from './cascade-config.ts';
 import type { CascadeToMain, CascadeWorkerData, MainToCascade } from './cascade-worker-protocol.ts';
@@ -32,9 +33,8 @@ const SPECIAL_TOKENS = {
  */
 export class CascadeModelPort implements ModelPort, SessionOwner {
   readonly modelName = 'the cascade model';
-  private readonly sessions = new Map<string, ReferenceModelSession>();
+  private readonly sessions = new PortSessions();
   private nextLink = 0;
-  private handles = 0;
   private isClosed = false;
 
   private constructor(
@@ -89,39 +89,24 @@ export class CascadeModelPort implements ModelPort, SessionOwner {
 
   async openSession(request: OpenSessionRequest): Promise<ReferenceModelSession> {
     if (this.isClosed) throw new VenusError('model_unavailable', 'the cascade model port is closed');
-    const existing = this.sessions.get(request.sessionId);
-    if (existing?.isOpen && request.incarnation <= existing.incarnation) {
-      throw new VenusError(
-        'stale_incarnation',
-        `session ${request.sessionId} is open at incarnation ${existing.incarnation}; ${request.incarnation} is not newer`,
-      );
-    }
-    existing?.supersede();
-    if (this.openCount() >= this.config.maxSessions) {
-      throw new VenusError(
-        'model_unavailable',
-        `the cascade model is at capacity (${this.config.maxSessions} sessions)`,
-      );
-    }
-    const link = this.pickLink();
-    const handle = ++this.handles;
-    await link.call({
-      t: 'open',
-      id: link.nextId(),
-      handle,
-      sessionId: request.sessionId,
-      incarnation: request.incarnation,
-      ...(request.voice ? { voice: request.voice } : {}),
-      ...(request.instructions ? { instructions: request.instructions } : {}),
+    const capacity = { maxSessions: this.config.maxSessions, open: this.openCount(), name: 'the cascade model' };
+    return this.sessions.open(request, capacity, this, async (handle) => {
+      const link = this.pickLink();
+      await link.call({
+        t: 'open',
+        id: link.nextId(),
+        handle,
+        sessionId: request.sessionId,
+        incarnation: request.incarnation,
+        ...(request.voice ? { voice: request.voice } : {}),
+        ...(request.instructions ? { instructions: request.instructions } : {}),
+      });
+      return link;
     });
-    const session = new ReferenceModelSession(request.sessionId, request.incarnation, handle, link, this);
-    link.sessions += 1;
-    this.sessions.set(request.sessionId, session);
-    return session;
   }
 
   released(session: ReferenceModelSession): void {
-    if (this.sessions.get(session.sessionId) === session) this.sessions.delete(session.sessionId);
+    this.sessions.released(session);
   }
 
   async close(): Promise<void> {

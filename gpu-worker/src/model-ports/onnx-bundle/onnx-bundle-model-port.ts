@@ -1,7 +1,8 @@
 import type { ModelCapabilities, ModelPort, OpenSessionRequest } from '@venus/protocol';
 import { VenusError } from '@venus/protocol';
 import { LinkPool } from '../../reference-model/link-pool.ts';
-import { ReferenceModelSession, type SessionOwner } from '../../reference-model/reference-model-session.ts';
+import { PortSessions } from '../../reference-model/port-sessions.ts';
+import type { ReferenceModelSession, SessionOwner } from '../../reference-model/reference-model-session.ts';
 import { startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
 import type { MainToInference } from '../../reference-model/worker-protocol.ts';
 import { type LoadedBundle, loadBundle } from './bundle-manifest.ts';
@@ -50,8 +51,7 @@ const CHUNK_MS = 160;
  *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  */
 export class OnnxBundleModelPort implements ModelPort, SessionOwner {
-  private readonly sessions = new Map<string, ReferenceModelSession>();
-  private handles = 0;
+  private readonly sessions = new PortSessions();
   private isClosed = false;
 
   private constructor(
@@ -116,34 +116,23 @@ export class OnnxBundleModelPort implements ModelPort, SessionOwner {
 
   async openSession(request: OpenSessionRequest): Promise<ReferenceModelSession> {
     if (this.isClosed) throw new VenusError('model_unavailable', 'the ONNX bundle port is closed');
-    const existing = this.sessions.get(request.sessionId);
-    if (existing?.isOpen && request.incarnation <= existing.incarnation) {
-      throw new VenusError(
-        'stale_incarnation',
-        `session ${request.sessionId} is open at incarnation ${existing.incarnation}; ${request.incarnation} is not newer`,
-      );
-    }
-    existing?.supersede();
     const open = this.pool.alive.reduce((n, l) => n + l.sessions, 0);
-    if (open >= this.calibration.maxSessions)
-      throw new VenusError('model_unavailable', `the bundle is at capacity (${this.calibration.maxSessions} sessions)`);
-    const link = await this.pool.pick();
-    const handle = ++this.handles;
-    await link.call({
-      t: 'open',
-      id: link.nextId(),
-      handle,
-      sessionId: request.sessionId,
-      incarnation: request.incarnation,
+    const capacity = { maxSessions: this.calibration.maxSessions, open, name: 'the bundle' };
+    return this.sessions.open(request, capacity, this, async (handle) => {
+      const link = await this.pool.pick();
+      await link.call({
+        t: 'open',
+        id: link.nextId(),
+        handle,
+        sessionId: request.sessionId,
+        incarnation: request.incarnation,
+      });
+      return link;
     });
-    const session = new ReferenceModelSession(request.sessionId, request.incarnation, handle, link, this);
-    link.sessions += 1;
-    this.sessions.set(request.sessionId, session);
-    return session;
   }
 
   released(session: ReferenceModelSession): void {
-    if (this.sessions.get(session.sessionId) === session) this.sessions.delete(session.sessionId);
+    this.sessions.released(session);
   }
 
   /** Test hook: thread `thread` exits at once with code 1, as a native crash would. */
