@@ -28,40 +28,17 @@ async function step(dialogue: DialogueSession, request: Extract<SessionCall, { o
 
 const synthesize: Synthesize = (text, voice) => tts.synthesize(text, voice);
 
-port.on('message', (message: MainToInference) => {
-  switch (message.t) {
-    case 'crash':
-      process.exit(1);
-      return;
-    case 'shutdown':
-      sessions.closeAll();
-      sessions.reply(
-        message.id,
-        vad.close().then(() => null),
-      );
-      return;
-    case 'open': {
-      const dialogue = new DialogueSession({
-        sessionId: message.sessionId,
-        incarnation: message.incarnation,
-        voice: message.voice,
-        synthesize,
-      });
-      sessions.open(message.handle, dialogue);
-      sessions.reply(message.id, Promise.resolve(null));
-      return;
-    }
-    case 'audio':
-      sessions.get(message.handle)?.appendAudio(message.inputSeq, message.pcm);
-      return;
-    case 'text':
-      sessions.get(message.handle)?.appendText(message.inputSeq, message.text);
-      return;
-    case 'call':
-      sessions.call(message.id, message.handle, message.call);
-      return;
-  }
-});
+sessions.serve<Extract<MainToInference, { t: 'open' }>>(
+  port,
+  (message) =>
+    new DialogueSession({
+      sessionId: message.sessionId,
+      incarnation: message.incarnation,
+      voice: message.voice,
+      synthesize,
+    }),
+  () => vad.close(),
+);
 
 /**
  * Cost of one session-step at 160 ms chunks (160 ms of audio through the VAD, the dialogue logic),

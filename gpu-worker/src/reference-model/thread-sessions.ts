@@ -21,6 +21,22 @@ export interface ThreadDialogue {
   close?(): void;
 }
 
+/** What opens a session on a thread; each port's `open` message adds its own fields. */
+export interface OpenMessage {
+  t: 'open';
+  id: number;
+  handle: number;
+}
+
+/** The messages a session thread takes from the main thread, `O` being its port's `open`. */
+export type SessionThreadMessage<O extends OpenMessage> =
+  | O
+  | { t: 'audio'; handle: number; inputSeq: number; pcm: Int16Array }
+  | { t: 'text'; handle: number; inputSeq: number; text: string }
+  | { t: 'call'; id: number; handle: number; call: SessionCall }
+  | { t: 'shutdown'; id: number }
+  | { t: 'crash' };
+
 /**
  * The sessions one worker thread hosts, for every model port whose sessions live in threads. Calls
  * on one session run strictly in order; replies go back to the main thread matched by id, a step's
@@ -61,6 +77,45 @@ export class ThreadSessions<D extends ThreadDialogue> {
     const result = hosted.chain.then(() => this.run(hosted.dialogue, handle, call));
     hosted.chain = result.catch(() => undefined);
     this.reply(id, result);
+  }
+
+  /**
+   * Answers the main thread on `port`: `open` hosts the dialogue `create` makes, inputs and calls go
+   * to their session, `shutdown` closes every session then waits for `release` (the thread's native
+   * resources), `crash` exits at once with code 1 as a native crash would (a test hook).
+   */
+  serve<O extends OpenMessage>(
+    port: Pick<MessagePort, 'on'>,
+    create: (open: O) => D,
+    release: () => Promise<unknown>,
+  ): void {
+    port.on('message', (message: SessionThreadMessage<O>) => {
+      switch (message.t) {
+        case 'crash':
+          process.exit(1);
+          return;
+        case 'shutdown':
+          this.closeAll();
+          this.reply(
+            message.id,
+            release().then(() => null),
+          );
+          return;
+        case 'open':
+          this.open(message.handle, create(message as O));
+          this.reply(message.id, Promise.resolve(null));
+          return;
+        case 'audio':
+          this.get(message.handle)?.appendAudio(message.inputSeq, message.pcm);
+          return;
+        case 'text':
+          this.get(message.handle)?.appendText(message.inputSeq, message.text);
+          return;
+        case 'call':
+          this.call(message.id, message.handle, message.call);
+          return;
+      }
+    });
   }
 
   /** Closes every session (before the thread releases its native resources). */

@@ -27,39 +27,19 @@ async function step(dialogue: CascadeDialogue, request: StepRequest) {
 
 const sessions = new ThreadSessions<CascadeDialogue>(port, step);
 
-port.on('message', (message: MainToCascade) => {
-  switch (message.t) {
-    case 'shutdown':
-      sessions.closeAll();
-      sessions.reply(
-        message.id,
-        vad.close().then(() => null),
-      );
-      return;
-    case 'open': {
-      const dialogue = new CascadeDialogue({
-        sessionId: message.sessionId,
-        incarnation: message.incarnation,
-        backends,
-        ...(message.voice ? { voice: message.voice } : {}),
-        ...(message.instructions ? { instructions: message.instructions } : {}),
-        ...(data.config.systemPrompt ? { systemPrompt: data.config.systemPrompt } : {}),
-      });
-      sessions.open(message.handle, dialogue);
-      sessions.reply(message.id, Promise.resolve(null));
-      return;
-    }
-    case 'audio':
-      sessions.get(message.handle)?.appendAudio(message.inputSeq, message.pcm);
-      return;
-    case 'text':
-      sessions.get(message.handle)?.appendText(message.inputSeq, message.text);
-      return;
-    case 'call':
-      sessions.call(message.id, message.handle, message.call);
-      return;
-  }
-});
+sessions.serve<Extract<MainToCascade, { t: 'open' }>>(
+  port,
+  (message) =>
+    new CascadeDialogue({
+      sessionId: message.sessionId,
+      incarnation: message.incarnation,
+      backends,
+      ...(message.voice ? { voice: message.voice } : {}),
+      ...(message.instructions ? { instructions: message.instructions } : {}),
+      ...(data.config.systemPrompt ? { systemPrompt: data.config.systemPrompt } : {}),
+    }),
+  () => vad.close(),
+);
 
 const ready: CascadeToMain = { t: 'ready' };
 port.postMessage(ready);

@@ -36,33 +36,11 @@ if (!port) throw new Error('bundle-worker must run in a worker thread');
 const engine = await BundleEngine.load(await loadBundle(data.bundleDir), data.provider);
 const sessions = new ThreadSessions<BundleDialogue>(port, (dialogue, request) => engine.step(dialogue, request));
 
-port.on('message', (message: MainToInference) => {
-  switch (message.t) {
-    case 'crash':
-      process.exit(1);
-      return;
-    case 'shutdown':
-      sessions.closeAll();
-      sessions.reply(
-        message.id,
-        engine.release().then(() => null),
-      );
-      return;
-    case 'open':
-      sessions.open(message.handle, engine.openDialogue(message.sessionId, message.incarnation));
-      sessions.reply(message.id, Promise.resolve(null));
-      return;
-    case 'audio':
-      sessions.get(message.handle)?.appendAudio(message.inputSeq, message.pcm);
-      return;
-    case 'text':
-      sessions.get(message.handle)?.appendText(message.inputSeq, message.text);
-      return;
-    case 'call':
-      sessions.call(message.id, message.handle, message.call);
-      return;
-  }
-});
+sessions.serve<Extract<MainToInference, { t: 'open' }>>(
+  port,
+  (message) => engine.openDialogue(message.sessionId, message.incarnation),
+  () => engine.release(),
+);
 
 const CALIBRATION_SESSIONS = 32;
 const CALIBRATION_CHUNK_MS = 160;
