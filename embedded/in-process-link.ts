@@ -1,3 +1,4 @@
+import { SessionListeners } from '@venus/edge';
 import type { EdgeToWorkerFrame, WorkerLink, WorkerToEdgeFrame } from '@venus/protocol';
 
 /** The worker side as the in-process link sees it: the session host's two frame methods. */
@@ -12,16 +13,13 @@ export interface FrameHandler {
  * re-enters the other's handler, as on a real link.
  */
 export class InProcessLink implements WorkerLink {
-  private readonly listeners = new Map<string, Set<(frame: WorkerToEdgeFrame) => void>>();
+  private readonly listeners = new SessionListeners();
   private readonly detach: () => void;
 
   constructor(private readonly worker: FrameHandler) {
     this.detach = worker.onFrame((frame) => {
-      const set = this.listeners.get(frame.session);
-      if (!set) return;
-      queueMicrotask(() => {
-        for (const l of set) l(frame);
-      });
+      if (!this.listeners.has(frame.session)) return;
+      queueMicrotask(() => this.listeners.deliver(frame));
     });
   }
 
@@ -30,16 +28,7 @@ export class InProcessLink implements WorkerLink {
   }
 
   onFrame(session: string, listener: (frame: WorkerToEdgeFrame) => void): () => void {
-    let set = this.listeners.get(session);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(session, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.listeners.delete(session);
-    };
+    return this.listeners.add(session, listener);
   }
 
   async close(): Promise<void> {

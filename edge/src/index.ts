@@ -45,6 +45,7 @@ export { type Clock, systemClock } from './realtime/clock.ts';
 export { PlayoutEstimator, type PlayoutEstimatorOptions } from './realtime/playout-estimator.ts';
 export { RealtimeConnection, type RealtimeConnectionOptions } from './realtime/realtime-connection.ts';
 export type { RealtimeTransport } from './realtime/realtime-transport.ts';
+export { SessionListeners } from './relay/session-listeners.ts';
 export { FleetQuotas, type FleetQuotasOptions } from './tenancy/fleet-quotas.ts';
 export { RedisUsageMeter, type RedisUsageMeterOptions } from './tenancy/redis-usage-meter.ts';
 export type { AudioAdmission, SessionHooks } from './tenancy/session-hooks.ts';

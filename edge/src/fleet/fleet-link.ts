@@ -1,4 +1,5 @@
 import { type EdgeToWorkerFrame, toVenusError, type WorkerLink, type WorkerToEdgeFrame } from '@venus/protocol';
+import { SessionListeners } from '../relay/session-listeners.ts';
 import type { WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
 
 export interface FleetWorkerLinkOptions {
@@ -31,7 +32,7 @@ export class FleetWorkerLink implements WorkerLink {
   readonly #maxPending: number;
   readonly #routes = new Map<string, Route>();
   readonly #links = new Map<string, { link: WorkerLink; sessions: number }>();
-  readonly #listeners = new Map<string, Set<(frame: WorkerToEdgeFrame) => void>>();
+  readonly #listeners = new SessionListeners();
 
   constructor(options: FleetWorkerLinkOptions) {
     this.#options = options;
@@ -71,16 +72,7 @@ export class FleetWorkerLink implements WorkerLink {
   }
 
   onFrame(session: string, listener: (frame: WorkerToEdgeFrame) => void): () => void {
-    let set = this.#listeners.get(session);
-    if (set === undefined) {
-      set = new Set();
-      this.#listeners.set(session, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.#listeners.get(session) === set) this.#listeners.delete(session);
-    };
+    return this.#listeners.add(session, listener);
   }
 
   async close(): Promise<void> {
@@ -151,7 +143,7 @@ export class FleetWorkerLink implements WorkerLink {
   }
 
   #deliver(frame: WorkerToEdgeFrame): void {
-    for (const listener of [...(this.#listeners.get(frame.session) ?? [])]) listener(frame);
+    this.#listeners.deliver(frame);
   }
 
   #deliverLater(frame: WorkerToEdgeFrame): void {

@@ -8,6 +8,7 @@ import {
   type WorkerToEdgeFrame,
 } from '@venus/protocol';
 import type { RelayConnector, RelaySocket } from './relay-socket.ts';
+import { SessionListeners } from './session-listeners.ts';
 
 export type RelayLinkEvent =
   | { type: 'connected'; generation: number; reopened: number; flushed: number }
@@ -67,7 +68,7 @@ export class RelayLink implements WorkerLink {
   readonly #maxBackoffMs: number;
   readonly #maxOutageMs: number;
   readonly #onEvent: (event: RelayLinkEvent) => void;
-  readonly #listeners = new Map<string, Set<(frame: WorkerToEdgeFrame) => void>>();
+  readonly #listeners = new SessionListeners();
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #lastDropReport = new Map<string, number>();
   #queue: QueuedFrame[] = [];
@@ -127,16 +128,7 @@ export class RelayLink implements WorkerLink {
   }
 
   onFrame(session: string, listener: (frame: WorkerToEdgeFrame) => void): () => void {
-    let set = this.#listeners.get(session);
-    if (set === undefined) {
-      set = new Set();
-      this.#listeners.set(session, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.#listeners.get(session) === set) this.#listeners.delete(session);
-    };
+    return this.#listeners.add(session, listener);
   }
 
   async close(): Promise<void> {
@@ -291,15 +283,7 @@ export class RelayLink implements WorkerLink {
 
   #deliver(frame: WorkerToEdgeFrame): void {
     if (frame.kind === 'closed') this.#sessions.delete(frame.session);
-    const set = this.#listeners.get(frame.session);
-    if (set === undefined) return;
-    for (const listener of [...set]) {
-      try {
-        listener(frame);
-      } catch {
-        // One session's failing listener must not stop the others on this link.
-      }
-    }
+    this.#listeners.deliver(frame);
   }
 
   /** Frames made up inside `send` go out on a microtask, so the caller is never re-entered. */
