@@ -1,3 +1,5 @@
+import { encodeWav } from '@venus/gpu-worker';
+
 /** Writes a 16-bit stereo WAV: left = user, right = assistant, both already placed on one clock. */
 export function stereoWav(
   left: { atMs: number; pcm: Int16Array }[],
@@ -15,24 +17,5 @@ export function stereoWav(
   };
   place(left, 0);
   place(right, 1);
-  const out = new Uint8Array(44 + data.byteLength);
-  const view = new DataView(out.buffer);
-  const ascii = (offset: number, s: string) => {
-    for (let i = 0; i < s.length; i++) view.setUint8(offset + i, s.charCodeAt(i));
-  };
-  ascii(0, 'RIFF');
-  view.setUint32(4, 36 + data.byteLength, true);
-  ascii(8, 'WAVE');
-  ascii(12, 'fmt ');
-  view.setUint32(16, 16, true);
-  view.setUint16(20, 1, true);
-  view.setUint16(22, 2, true);
-  view.setUint32(24, rateHz, true);
-  view.setUint32(28, rateHz * 4, true);
-  view.setUint16(32, 4, true);
-  view.setUint16(34, 16, true);
-  ascii(36, 'data');
-  view.setUint32(40, data.byteLength, true);
-  out.set(new Uint8Array(data.buffer), 44);
-  return out;
+  return encodeWav(data, rateHz, 2);
 }

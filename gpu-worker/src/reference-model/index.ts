@@ -15,4 +15,4 @@ export {
 export { ReferenceModelSession } from './reference-model-session.ts';
 export { pcm16ToFloat, resampleFloat, resamplePcm16 } from './resample.ts';
 export { SILERO_VAD_MODEL_PATH, SileroVad, type SileroVadOptions, VAD_FRAME_SAMPLES, VadStream } from './silero-vad.ts';
-export { parseWav } from './wav.ts';
+export { encodeWav, parseWav } from './wav.ts';

@@ -48,3 +48,35 @@ export function parseWav(bytes: Uint8Array): WavPcm {
   }
   throw new VenusError('audio_wrong_format', 'WAV file has no data chunk');
 }
+
+/**
+ * A PCM16 RIFF/WAVE file's bytes: mono, or `channels` interleaved (left, right, left, …). What
+ * transcription endpoints accept as an upload, and what the demo and the evaluation write.
+ *
+ * @example
+ *   const wav = encodeWav(turnAudio16k, 16_000);
+ *   const stereo = encodeWav(interleaved, 24_000, 2);
+ */
+export function encodeWav(samples: Int16Array, sampleRateHz: number, channels = 1): Uint8Array<ArrayBuffer> {
+  const dataBytes = samples.length * 2;
+  const bytes = new Uint8Array(44 + dataBytes);
+  const view = new DataView(bytes.buffer);
+  const ascii = (at: number, text: string) => {
+    for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
+  };
+  ascii(0, 'RIFF');
+  view.setUint32(4, 36 + dataBytes, true);
+  ascii(8, 'WAVE');
+  ascii(12, 'fmt ');
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true);
+  view.setUint16(22, channels, true);
+  view.setUint32(24, sampleRateHz, true);
+  view.setUint32(28, sampleRateHz * 2 * channels, true);
+  view.setUint16(32, 2 * channels, true);
+  view.setUint16(34, 16, true);
+  ascii(36, 'data');
+  view.setUint32(40, dataBytes, true);
+  for (let i = 0; i < samples.length; i++) view.setInt16(44 + i * 2, samples[i]!, true);
+  return bytes;
+}

@@ -5,4 +5,3 @@ export { CASCADE_SYSTEM_PROMPT, chatRequestMessages } from './cascade-prompt.ts'
 export { type CascadeBackends, type ChatMessage, OpenAiEndpoints, RequestAborted } from './openai-endpoints.ts';
 export { SentenceSplitter } from './sentence-splitter.ts';
 export { sseData } from './sse-data.ts';
-export { encodeWav } from './wav-writer.ts';

@@ -1,10 +1,9 @@
 import { VenusError } from '@venus/protocol';
 import { z } from 'zod';
 import { resamplePcm16 } from '../../reference-model/resample.ts';
-import { parseWav } from '../../reference-model/wav.ts';
+import { encodeWav, parseWav } from '../../reference-model/wav.ts';
 import type { CascadeConfig, EndpointConfig } from './cascade-config.ts';
 import { sseData } from './sse-data.ts';
-import { encodeWav } from './wav-writer.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
