@@ -23,7 +23,7 @@ const SPLIT_PATTERN =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 /** GPT-2's reversible byte -> printable character table, shared by every byte-level BPE. */
-function byteTable(): string[] {
+export function byteTable(): string[] {
   const printable = (b: number) => (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
   const table: string[] = [];
   let extra = 0;
@@ -31,11 +31,65 @@ function byteTable(): string[] {
   return table;
 }
 
+/** Splits text as the tokenizer's pre-tokenizer does; each piece as its byte symbols. */
+export function pretokenizeSymbols(text: string, table = byteTable()): string[][] {
+  const pattern = new RegExp(SPLIT_PATTERN.replace('(?i:', '(?:'), 'gu');
+  return [...text.matchAll(pattern)].map((m) => [...Buffer.from(m[0], 'utf8')].map((b) => table[b]!));
+}
+
 /** Splits text as the tokenizer's pre-tokenizer does and maps each piece to byte symbols. */
 export function pretokenize(text: string): string[] {
-  const table = byteTable();
-  const pattern = new RegExp(SPLIT_PATTERN.replace('(?i:', '(?:'), 'gu');
-  return [...text.matchAll(pattern)].map((m) => [...Buffer.from(m[0], 'utf8')].map((b) => table[b]).join(''));
+  return pretokenizeSymbols(text).map((symbols) => symbols.join(''));
+}
+
+/**
+ * A byte-level BPE `tokenizer.json` (Hugging Face format) in the layout Qwen-family checkpoints ship:
+ * regex split + byte-level pre-tokenizer, byte-level decoder, `specials` as special added tokens
+ * numbered after the vocabulary.
+ */
+export function byteLevelBpeJson(
+  vocab: Record<string, number>,
+  merges: ReadonlyArray<readonly [string, string]>,
+  specials: readonly string[],
+): Record<string, unknown> {
+  const first = Object.keys(vocab).length;
+  const added = specials.map((content, i) => ({
+    id: first + i,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  }));
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: added,
+    normalizer: { type: 'NFC' },
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        { type: 'Split', pattern: { Regex: SPLIT_PATTERN }, behavior: 'Isolated', invert: false },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+      ],
+    },
+    post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: merges.map(([a, b]) => [a, b]),
+    },
+  };
 }
 
 /** Merges, most frequent pair first, until every word of the corpus is a single symbol. */
@@ -74,45 +128,8 @@ export function buildTinyTokenizer(corpus: string[]): TinyTokenizer {
   for (const [a, b] of merges) if (vocab[a + b] === undefined) vocab[a + b] = Object.keys(vocab).length;
   const first = Object.keys(vocab).length;
   const specials = Object.values(TINY_SPECIAL_TOKENS);
-  const added = specials.map((content, i) => ({
-    id: first + i,
-    content,
-    single_word: false,
-    lstrip: false,
-    rstrip: false,
-    normalized: false,
-    special: true,
-  }));
-  const json = {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: added,
-    normalizer: { type: 'NFC' },
-    pre_tokenizer: {
-      type: 'Sequence',
-      pretokenizers: [
-        { type: 'Split', pattern: { Regex: SPLIT_PATTERN }, behavior: 'Isolated', invert: false },
-        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-      ],
-    },
-    post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    model: {
-      type: 'BPE',
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: '',
-      end_of_word_suffix: '',
-      fuse_unk: false,
-      byte_fallback: false,
-      ignore_merges: false,
-      vocab,
-      merges,
-    },
-  };
   return {
-    json,
+    json: byteLevelBpeJson(vocab, merges, specials),
     vocabSize: first + specials.length,
     id(piece: string): number {
       const special = specials.indexOf(piece as (typeof specials)[number]);
