@@ -1,5 +1,5 @@
 import { VenusError } from '@venus/protocol';
-import type { WorkerLink } from './worker-link.ts';
+import { closeThreads, type WorkerLink } from './worker-link.ts';
 
 /** How a pool starts (and restarts) the thread in slot `index`. */
 export type StartLink<Out extends { t: string }> = (index: number) => Promise<WorkerLink<Out>>;
@@ -85,14 +85,15 @@ export class LinkPool<Out extends { t: string }> {
   }
 
   /** Stops restarting; `shutdown` runs on each live thread before every thread is terminated. */
-  async close(shutdown: (link: WorkerLink<Out>) => Promise<void>): Promise<void> {
+  /** Waits for replacements under way, then ends every thread (see closeThreads). */
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.restarting.values()]);
-    const links = this.slots.filter((l): l is WorkerLink<Out> => l !== null);
-    await Promise.all(links.filter((l) => l.alive).map((l) => shutdown(l).catch(() => undefined)));
-    for (const l of links) l.fail(new VenusError('model_unavailable', 'the model port is closed'));
-    await Promise.all(links.map((l) => l.worker.terminate()));
+    await closeThreads(
+      this.slots.filter((l): l is WorkerLink<Out> => l !== null),
+      'the model port is closed',
+    );
   }
 
   private watch(index: number, link: WorkerLink<Out>): void {

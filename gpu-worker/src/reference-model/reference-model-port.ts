@@ -174,14 +174,7 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    // Let each inference thread release its onnxruntime session first: terminating a thread that
-    // still holds one aborts the whole process at exit.
-    await this.pool.close((l) =>
-      Promise.race([
-        l.call({ t: 'shutdown', id: l.nextId() }).then(() => undefined),
-        new Promise<void>((r) => setTimeout(r, 2000).unref()),
-      ]),
-    );
+    await this.pool.close();
     this.sessions.clear();
     await Promise.all(this.ttsWorkers.map((w) => w.terminate()));
   }

@@ -114,3 +114,29 @@ export class WorkerLink<Out extends { t: string } = MainToInference> {
     this.pending.clear();
   }
 }
+
+/** How long a thread gets to release its native resources before it is terminated anyway. */
+const SHUTDOWN_GRACE_MS = 2000;
+
+/**
+ * Ends session threads: each live one is asked to release its native resources first (terminating
+ * a thread that still holds an onnxruntime session aborts the whole process at exit), for at most
+ * two seconds; then every pending call fails with `reason` and the threads are terminated.
+ */
+export async function closeThreads<Out extends { t: string }>(
+  links: readonly WorkerLink<Out>[],
+  reason: string,
+): Promise<void> {
+  await Promise.all(
+    links
+      .filter((l) => l.alive)
+      .map((l) =>
+        Promise.race([
+          l.call({ t: 'shutdown', id: l.nextId() } as unknown as Extract<Out, { id: number }>).catch(() => undefined),
+          new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref()),
+        ]),
+      ),
+  );
+  for (const l of links) l.fail(new VenusError('model_unavailable', reason));
+  await Promise.all(links.map((l) => l.worker.terminate()));
+}

@@ -1,7 +1,7 @@
 import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
 import { PortSessions } from '../../reference-model/port-sessions.ts';
 import type { ReferenceModelSession, SessionOwner } from '../../reference-model/reference-model-session.ts';
-import { startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
+import { closeThreads, startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
 import { type CascadeConfig, cascadeConfigFromEnv } from './cascade-config.ts';
 import type { CascadeToMain, CascadeWorkerData, MainToCascade } from './cascade-worker-protocol.ts';
 
@@ -112,21 +112,8 @@ export class CascadeModelPort implements ModelPort, SessionOwner {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    // Each thread releases its onnxruntime session first: terminating a thread that still holds
-    // one aborts the whole process at exit.
-    await Promise.all(
-      this.links
-        .filter((l) => l.alive)
-        .map((l) =>
-          Promise.race([
-            l.call({ t: 'shutdown', id: l.nextId() }).catch(() => undefined),
-            new Promise((r) => setTimeout(r, 2000).unref()),
-          ]),
-        ),
-    );
-    for (const link of this.links) link.fail(new VenusError('model_unavailable', 'the cascade model port is closed'));
+    await closeThreads(this.links, 'the cascade model port is closed');
     this.sessions.clear();
-    await Promise.all(this.links.map((l) => l.worker.terminate()));
   }
 
   private openCount(): number {

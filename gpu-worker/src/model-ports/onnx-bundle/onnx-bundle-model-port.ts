@@ -150,13 +150,7 @@ export class OnnxBundleModelPort implements ModelPort, SessionOwner {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    // Each thread releases its onnxruntime sessions before it is terminated.
-    await this.pool.close((l) =>
-      Promise.race([
-        l.call({ t: 'shutdown', id: l.nextId() }).then(() => undefined),
-        new Promise<void>((r) => setTimeout(r, 2000).unref()),
-      ]),
-    );
+    await this.pool.close();
     this.sessions.clear();
   }
 }
