@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTlsRuntime, type TlsRuntime } from './fixtures/tls/tls-runtime.ts';
 import { trustingFetch } from './fixtures/tls/trusting-fetch.ts';
+import { removeRedisKeys } from './support/redis.ts';
 
 /**
  * Auth and tenancy at the edge, over https/wss, against the embedded runtime, with issued keys in
@@ -56,11 +57,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await rt?.close();
   await tenancy?.meter.close();
-  if (redis) {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  }
+  await removeRedisKeys(prefix);
+  await redis?.quit();
 });
 
 async function api(

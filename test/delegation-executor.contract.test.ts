@@ -11,6 +11,7 @@ import type { DelegationRequest, WorkEvent } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { delegationExecutorContract, echoFunction, gatedFunction } from './contracts/delegation-executor-contract.ts';
+import { removeRedisKeys } from './support/redis.ts';
 
 delegationExecutorContract('in-process', async (functions, options) => {
   const executor = new InProcessExecutor({ registry: new FunctionRegistry(functions), ...options });
@@ -43,13 +44,7 @@ delegationExecutorContract('bullmq', async (functions, options) => {
     close: async () => {
       await consumer.close();
       await executor.close();
-      const admin = new Redis(url);
-      try {
-        const keys = await admin.keys(`${prefix}*`);
-        if (keys.length > 0) await admin.del(...keys);
-      } finally {
-        await admin.quit();
-      }
+      await removeRedisKeys(prefix, url);
     },
   };
 });

@@ -1,22 +1,18 @@
 import { closeTenancy, type NodeEdgeServer, serveEdgeNode, type Tenancy, tenancyFromEnv } from '@venus/edge';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { EchoFrameHost } from '../bench/support/echo-frame-host.ts';
 import { WebSocketWorkerLink } from '../edge/src/relay/websocket-worker-link.ts';
 import { FleetQuotas } from '../edge/src/tenancy/fleet-quotas.ts';
 import { type RelayServer, serveRelay } from '../gpu-worker/src/relay/index.ts';
+import { removeRedisKeys, testRedisUrl } from './support/redis.ts';
 
 /**
  * Tenant limits across a fleet: two real edges (each its own tenancy, as two processes would have)
  * share one Redis and one GPU worker relay. A tenant's concurrent sessions and session starts are
  * counted across both, and the slots of an edge that dies lapse with its lease.
  */
-const redisUrl = () => {
-  const url = process.env.REDIS_URL;
-  if (!url) throw new Error('REDIS_URL is set by the test setup');
-  return url;
-};
+const redisUrl = testRedisUrl;
 
 interface Edge {
   server: NodeEdgeServer;
@@ -38,10 +34,7 @@ afterEach(async () => {
   }
   await relay?.close();
   relay = undefined;
-  const redis = new Redis(redisUrl());
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
+  await removeRedisKeys(prefix, redisUrl());
 });
 
 async function fleet(limits: object): Promise<[string, string]> {

@@ -10,6 +10,7 @@ import { WebSocketWorkerLink } from '../edge/src/relay/index.ts';
 import { FleetMember } from '../gpu-worker/src/fleet/index.ts';
 import { serveRelay } from '../gpu-worker/src/relay/index.ts';
 import { FakeFrameHost } from './fixtures/fake-frame-host.ts';
+import { removeRedisKeys } from './support/redis.ts';
 
 const redisUrl = () => {
   const url = process.env.REDIS_URL;
@@ -25,12 +26,7 @@ afterEach(async () => {
 /** A fresh key prefix, removed after the test. */
 function testPrefix(): string {
   const prefix = `t:${randomUUID()}:`;
-  cleanups.push(async () => {
-    const admin = new Redis(redisUrl());
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
-    await admin.quit();
-  });
+  cleanups.push(() => removeRedisKeys(prefix, redisUrl()));
   return prefix;
 }
 

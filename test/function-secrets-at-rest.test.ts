@@ -1,6 +1,7 @@
 import { RedisFunctionStore } from '@venus/harness-functions';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { removeRedisKeys } from './support/redis.ts';
 
 /** Tenants' function secrets in a real Redis, encrypted with VENUS_SECRETS_KEY's key. */
 const url = process.env.REDIS_URL!;
@@ -9,8 +10,7 @@ const redis = new Redis(url);
 const KEY = 'a-long-random-deployment-passphrase-for-secrets';
 
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await removeRedisKeys(prefix, url);
   await redis.quit();
 });
 

@@ -13,10 +13,10 @@ import {
 } from '@venus/harness-functions';
 import { type DelegationRequest, FUNCTIONS_LIMITS, type FunctionSpecInput } from '@venus/protocol';
 import { Hono } from 'hono';
-import { Redis } from 'ioredis';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeWorkerLink } from '../edge/src/testing/fake-worker-link.ts';
 import { functionsCatalogContract, greetSpec } from './contracts/functions-catalog-contract.ts';
+import { removeRedisKeys } from './support/redis.ts';
 
 // One sandbox pool for the whole file, shared by every platform below.
 const sandbox = new ModuleSandbox({ maxThreads: 4, warm: 1 });
@@ -36,13 +36,7 @@ functionsCatalogContract('redis', async () => {
     catalog,
     cleanup: async () => {
       await catalog.close();
-      const admin = new Redis(url);
-      try {
-        const keys = await admin.keys(`${prefix}*`);
-        if (keys.length > 0) await admin.del(...keys);
-      } finally {
-        await admin.quit();
-      }
+      await removeRedisKeys(prefix, url);
     },
   };
 });

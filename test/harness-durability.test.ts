@@ -10,6 +10,7 @@ import { BullmqDelegationProducer } from '@venus/harness-functions';
 import type { DelegationRequest, WorkEvent } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { removeRedisKeys } from './support/redis.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FUNCTIONS_MODULE = path.join(ROOT, 'test', 'harness-durability-functions.ts');
@@ -87,21 +88,11 @@ function producerFor(url: string, prefix: string, errors: unknown[] = []) {
   return { producer, events, request, of };
 }
 
-async function removeKeys(url: string, prefix: string): Promise<void> {
-  const admin = new Redis(url);
-  try {
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
-  } finally {
-    await admin.quit();
-  }
-}
-
 describe('harness durability (real processes)', () => {
   it('finishes a job on another harness when the one running it is SIGKILLed, with one result', async () => {
     const url = process.env.REDIS_URL!;
     const prefix = `dur:${randomUUID()}:`;
-    cleanups.push(() => removeKeys(url, prefix));
+    cleanups.push(() => removeRedisKeys(prefix, url));
     const [first, second] = await Promise.all([startHarness(url, prefix), startHarness(url, prefix)]);
     const { producer, events, request, of } = producerFor(url, prefix);
 

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { MemoryTimelineStore, RedisTimelineStore } from '../gpu-worker/src/timeline/index.ts';
 import { texts, timelineStoreContract } from './contracts/timeline-store-contract.ts';
+import { removeRedisKeys } from './support/redis.ts';
 
 timelineStoreContract('memory', async () => {
   const store = new MemoryTimelineStore();
@@ -24,13 +25,7 @@ timelineStoreContract('redis', async () => {
     },
     cleanup: async () => {
       await Promise.all([store, ...peers].map((s) => s.close()));
-      const admin = new Redis(url);
-      try {
-        const keys = await admin.keys(`${prefix}*`);
-        if (keys.length > 0) await admin.del(...keys);
-      } finally {
-        await admin.quit();
-      }
+      await removeRedisKeys(prefix, url);
     },
   };
 });
