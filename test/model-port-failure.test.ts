@@ -1,8 +1,9 @@
 import { FunctionRegistry, InProcessExecutor } from '@venus/harness-functions';
-import { SessionConfigSchema, type TimelineEvent } from '@venus/protocol';
+import { SessionConfigSchema } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryTimelineStore, ReferenceModelPort, SessionHost } from '../gpu-worker/src/index.ts';
 import { createGatedLookup } from './support/gated-function.ts';
+import { recordPlayedTimeline } from './support/played-timeline.ts';
 import { until } from './support/until.ts';
 
 /**
@@ -27,25 +28,7 @@ describe('model port failure survival', () => {
     const executor = new InProcessExecutor({ registry: new FunctionRegistry([gated.fn]) });
     const store = new MemoryTimelineStore();
     const host = new SessionHost({ model: port, executor, store });
-    const events: TimelineEvent[] = [];
-    host.onFrame((frame) => {
-      if (frame.kind !== 'timeline') return;
-      events.push(frame.event);
-      if (frame.event.type === 'assistant.audio') {
-        const { utteranceId, startMs, durationMs } = frame.event.data;
-        queueMicrotask(() =>
-          host.handleFrame({
-            kind: 'playback_ack',
-            session: 'crash-1',
-            utteranceId,
-            playedMs: startMs + durationMs,
-            source: 'client',
-          }),
-        );
-      }
-    });
-    const of = <T extends TimelineEvent['type']>(type: T) =>
-      events.filter((e): e is Extract<TimelineEvent, { type: T }> => e.type === type);
+    const { of } = recordPlayedTimeline(host);
     const workState = (workId: string) => of('work.state').filter((e) => e.data.workId === workId);
     try {
       host.handleFrame({

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FunctionRegistry, InProcessExecutor, type VenusFunction } from '@venus/harness-functions';
-import { type ModelSession, type OutputStep, SessionConfigSchema, type TimelineEvent } from '@venus/protocol';
+import { type ModelSession, type OutputStep, SessionConfigSchema } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MemoryTimelineStore, SessionHost } from '../gpu-worker/src/index.ts';
@@ -15,6 +15,7 @@ import {
   TINY_USER_REPLY,
 } from '../gpu-worker/src/model-ports/onnx-bundle/index.ts';
 import { modelPortContract } from './contracts/model-port-contract.ts';
+import { recordPlayedTimeline } from './support/played-timeline.ts';
 
 /**
  * The ONNX bundle host with the tiny bundle the project generates: real onnxruntime-node in worker
@@ -211,25 +212,7 @@ describe('ONNX bundle behind a session host', () => {
     const executor = new InProcessExecutor({ registry: new FunctionRegistry([answer as unknown as VenusFunction]) });
     const store = new MemoryTimelineStore();
     const host = new SessionHost({ model: port, executor, store });
-    const events: TimelineEvent[] = [];
-    host.onFrame((f) => {
-      if (f.kind !== 'timeline') return;
-      events.push(f.event);
-      if (f.event.type === 'assistant.audio') {
-        const { utteranceId, startMs, durationMs } = f.event.data;
-        queueMicrotask(() =>
-          host.handleFrame({
-            kind: 'playback_ack',
-            session: 'hosted',
-            utteranceId,
-            playedMs: startMs + durationMs,
-            source: 'client',
-          }),
-        );
-      }
-    });
-    const of = <T extends TimelineEvent['type']>(type: T) =>
-      events.filter((e): e is Extract<TimelineEvent, { type: T }> => e.type === type);
+    const { of } = recordPlayedTimeline(host);
     let micFrames = 0;
     const mic = setInterval(() => {
       const speaking = micFrames++ < 3;

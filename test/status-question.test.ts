@@ -1,8 +1,9 @@
 import { createTimelineStore, ReferenceModelPort, SessionHost } from '@venus/gpu-worker';
 import { FunctionRegistry, InProcessExecutor } from '@venus/harness-functions';
-import { SessionConfigSchema, type TimelineEvent } from '@venus/protocol';
+import { SessionConfigSchema } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatedLookup } from './support/gated-function.ts';
+import { recordPlayedTimeline } from './support/played-timeline.ts';
 import { until } from './support/until.ts';
 
 /**
@@ -24,23 +25,7 @@ describe('status questions', () => {
     const executor = new InProcessExecutor({ registry: new FunctionRegistry([gated.fn]) });
     const store = createTimelineStore();
     const host = new SessionHost({ model: port, executor, store });
-    const events: TimelineEvent[] = [];
-    host.onFrame((frame) => {
-      if (frame.kind !== 'timeline') return;
-      events.push(frame.event);
-      if (frame.event.type === 'assistant.audio') {
-        const { utteranceId, startMs, durationMs } = frame.event.data;
-        queueMicrotask(() =>
-          host.handleFrame({
-            kind: 'playback_ack',
-            session: 's',
-            utteranceId,
-            playedMs: startMs + durationMs,
-            source: 'client',
-          }),
-        );
-      }
-    });
+    const { events } = recordPlayedTimeline(host);
     host.handleFrame({ kind: 'open', session: 's', tenant: 't', config: SessionConfigSchema.parse({ chunkMs: 160 }) });
     host.handleFrame({ kind: 'text', session: 's', itemId: 'i1', text: "What's the weather in Paris?" });
     await until('the lookup runs', () => gated.started.length === 1);
