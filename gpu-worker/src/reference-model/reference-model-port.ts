@@ -3,6 +3,7 @@ import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusE
 import { LinkPool } from './link-pool.ts';
 import { PortSessions } from './port-sessions.ts';
 import type { ReferenceModelSession, SessionOwner } from './reference-model-session.ts';
+import { TEXT_SPECIAL_TOKENS } from './special-tokens.ts';
 import { startWorker, WorkerLink } from './worker-link.ts';
 import type {
   InferenceToMain,
@@ -32,15 +33,6 @@ export interface ReferenceModelCalibration {
 }
 
 export const REFERENCE_MODEL_REVISION = 'reference-v1';
-const SPECIAL_TOKENS = {
-  listen: '<|listen|>',
-  speak: '<|speak|>',
-  turn_eos: '<|turn_eos|>',
-  delegate_open: '<delegate>',
-  delegate_close: '</delegate>',
-  backend_open: '<backend>',
-  backend_close: '</backend>',
-};
 /** Capacity keeps half of each thread free: for bursts, GC and the other work of the process. */
 const HEADROOM = 0.5;
 const CALIBRATION_CHUNK_MS = 160;
@@ -139,7 +131,7 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
     return {
       model: 'venus-reference',
       modelRevision: REFERENCE_MODEL_REVISION,
-      specialTokens: { ...SPECIAL_TOKENS },
+      specialTokens: { ...TEXT_SPECIAL_TOKENS },
       maxSessions: this.calibration.maxSessions,
       audioInput: true,
       videoInput: false,

@@ -1,20 +1,12 @@
 import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
 import { PortSessions } from '../../reference-model/port-sessions.ts';
 import type { ReferenceModelSession, SessionOwner } from '../../reference-model/reference-model-session.ts';
+import { TEXT_SPECIAL_TOKENS } from '../../reference-model/special-tokens.ts';
 import { closeThreads, startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
 import { type CascadeConfig, cascadeConfigFromEnv } from './cascade-config.ts';
 import type { CascadeToMain, CascadeWorkerData, MainToCascade } from './cascade-worker-protocol.ts';
 
 export const CASCADE_MODEL_REVISION = 'cascade-v1';
-const SPECIAL_TOKENS = {
-  listen: '<|listen|>',
-  speak: '<|speak|>',
-  turn_eos: '<|turn_eos|>',
-  delegate_open: '<delegate>',
-  delegate_close: '</delegate>',
-  backend_open: '<backend>',
-  backend_close: '</backend>',
-};
 
 /**
  * A model port for users without Venus weights: a cascade of OpenAI-compatible endpoints
@@ -75,7 +67,7 @@ export class CascadeModelPort implements ModelPort, SessionOwner {
     return {
       model: `cascade:${chat.model}`,
       modelRevision: `${CASCADE_MODEL_REVISION} (${transcription.model} + ${chat.model} + ${speech.model})`,
-      specialTokens: { ...SPECIAL_TOKENS },
+      specialTokens: { ...TEXT_SPECIAL_TOKENS },
       maxSessions: this.config.maxSessions,
       audioInput: true,
       videoInput: false,

@@ -1,3 +1,5 @@
+import { TEXT_SPECIAL_TOKENS } from '../../../reference-model/special-tokens.ts';
+
 /**
  * The tiny bundle's tokenizer: a byte-level BPE in the Hugging Face `tokenizer.json` format (the
  * layout Qwen-family checkpoints ship), with merges learned on the tiny model's own phrases until
@@ -6,13 +8,7 @@
  */
 
 export const TINY_SPECIAL_TOKENS = {
-  listen: '<|listen|>',
-  speak: '<|speak|>',
-  turn_eos: '<|turn_eos|>',
-  delegate_open: '<delegate>',
-  delegate_close: '</delegate>',
-  backend_open: '<backend>',
-  backend_close: '</backend>',
+  ...TEXT_SPECIAL_TOKENS,
   user_open: '<|user|>',
   user_close: '<|end_user|>',
   /** Closes a silent prefill: context only, nothing to say. */
