@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ModelSession, type OutputStep, VenusError } from '@venus/protocol';
+import { concatPcm, type ModelSession, type OutputStep, VenusError } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EspeakTts,
@@ -40,16 +40,7 @@ async function speechFrames(pcm24k: Int16Array): Promise<number> {
 
 const spans = (text: string) => text.match(/<delegate>[\s\S]*?<\/delegate>/g) ?? [];
 const joinText = (steps: OutputStep[]) => steps.map((s) => s.text).join('');
-const audioOf = (steps: OutputStep[]) => {
-  const parts = steps.flatMap((s) => (s.audio ? [s.audio] : []));
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
+const audioOf = (steps: OutputStep[]) => concatPcm(steps.flatMap((s) => (s.audio ? [s.audio] : [])));
 
 /** Drives one session like a session host: 160 ms of user audio per step, typed text in between. */
 class Conversation {

@@ -19,3 +19,14 @@ export function bytesToPcm(bytes: Uint8Array): Int16Array {
 export function pcmDurationMs(samples: number, sampleRateHz: number): number {
   return (samples * 1000) / sampleRateHz;
 }
+
+/** The pieces of a PCM stream joined into one array (always a new one). */
+export function concatPcm(parts: readonly Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

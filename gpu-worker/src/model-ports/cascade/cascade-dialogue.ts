@@ -1,4 +1,5 @@
 import {
+  concatPcm,
   type OutputStep,
   type PrefillAck,
   type PrefillRequest,
@@ -15,7 +16,7 @@ import { VoiceActivity } from '../../reference-model/voice-activity.ts';
 import { chatRequestMessages } from './cascade-prompt.ts';
 import { CascadeReply, type Turn } from './cascade-reply.ts';
 import { type CascadeBackends, type ChatMessage, RequestAborted } from './openai-endpoints.ts';
-import { concat, TurnCapture } from './turn-capture.ts';
+import { TurnCapture } from './turn-capture.ts';
 
 export interface CascadeDialogueOptions {
   sessionId: string;
@@ -144,7 +145,7 @@ export class CascadeDialogue {
     const wasInSpeech = this.voice.inSpeech;
     const voice = this.voice.update(probabilities, plan.frames, speaking());
     const ended = voice.milestones.filter((m) => m.at === 'ended').map((m) => m.burst);
-    this.capture.add(concat(plan.audio), wasInSpeech || this.voice.inSpeech || ended.length > 0);
+    this.capture.add(concatPcm(plan.audio), wasInSpeech || this.voice.inSpeech || ended.length > 0);
     for (const text of plan.texts) this.handleText(text, speaking(), outcome);
     for (const milestone of voice.milestones) {
       const verdict = judgeOverlap(milestone, this.voice.foregroundDb);
@@ -162,7 +163,7 @@ export class CascadeDialogue {
     if (burst) {
       const pcm = this.capture.finish();
       // A new burst began within this same step: its audio starts the next capture.
-      if (this.voice.inSpeech) this.capture.add(concat(plan.audio), true);
+      if (this.voice.inSpeech) this.capture.add(concatPcm(plan.audio), true);
       if (pcm && this.isTurn(burst)) this.userSpoke(pcm);
     }
 
@@ -272,7 +273,7 @@ export class CascadeDialogue {
       // The user went on after a pause before the reply began: one turn, one reply, transcribed again as a whole.
       this.finishReply(pending, 'interrupted');
       if (pending.userEntry) this.unnote(pending.userEntry);
-      this.turns.unshift({ kind: 'speech', pcm16k: concat([pending.turn.pcm16k, pcm]) });
+      this.turns.unshift({ kind: 'speech', pcm16k: concatPcm([pending.turn.pcm16k, pcm]) });
       return;
     }
     this.turns.push({ kind: 'speech', pcm16k: pcm });

@@ -1,3 +1,5 @@
+import { concatPcm } from '@venus/protocol';
+
 /** Audio kept from before the onset: the VAD confirms speech a few frames after it began. */
 const PREROLL_SAMPLES = 16 * 480;
 /** Longest turn sent for transcription (60 s); the rest of a longer burst is dropped. */
@@ -58,7 +60,7 @@ export class TurnCapture {
     this.samples = 0;
     this.discarding = false;
     if (!parts || discarded) return null;
-    return concat(parts);
+    return concatPcm(parts);
   }
 
   reset(): void {
@@ -82,14 +84,4 @@ export class TurnCapture {
       this.prerollSamples -= trim;
     }
   }
-}
-
-export function concat(parts: readonly Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

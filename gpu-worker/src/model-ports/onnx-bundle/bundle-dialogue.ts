@@ -1,4 +1,5 @@
 import type { OutputStep, PrefillAck, PrefillRequest, StepRequest } from '@venus/protocol';
+import { concatPcm } from '@venus/protocol';
 import { type CheckpointTokenizer, TokenStreamDecoder } from '../official-service/token-decoder.ts';
 import type { BundleManifest } from './bundle-manifest.ts';
 import type { KvCache } from './components/causal-decoder.ts';
@@ -263,7 +264,7 @@ export class BundleDialogue {
   private takeAudio(): Int16Array | null {
     const limit = (this.opts.manifest.decoding.chunkMs * 24_000) / 1000;
     if (this.pendingAudio.length === 0) return null;
-    const all = concat(this.pendingAudio);
+    const all = concatPcm(this.pendingAudio);
     this.pendingAudio = all.length > limit ? [all.slice(limit)] : [];
     return all.length > limit ? all.slice(0, limit) : all;
   }
@@ -318,16 +319,5 @@ export class BundleDialogue {
 function toPcm16(samples: Float32Array): Int16Array {
   const out = new Int16Array(samples.length);
   for (let i = 0; i < samples.length; i++) out[i] = Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32_767);
-  return out;
-}
-
-function concat(parts: readonly Int16Array[]): Int16Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
   return out;
 }
