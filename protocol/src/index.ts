@@ -4,6 +4,7 @@ export * from './delegation-executor.ts';
 export * from './errors.ts';
 export * from './fleet.ts';
 export * from './functions-catalog.ts';
+export * from './heard-text.ts';
 export type * from './model-port.ts';
 export * from './pcm.ts';
 export * from './relay-codec.ts';

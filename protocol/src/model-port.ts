@@ -1,3 +1,4 @@
+import type { SpokenSegment } from './heard-text.ts';
 import type { InterruptionAction, OverlapCause } from './timeline.ts';
 
 /**
@@ -87,6 +88,12 @@ export interface OutputStep {
   resumeOffer?: { planId: string };
   /** Set on the first step of an utterance that speaks a prefilled `<backend>` result. */
   speaksPrefill?: { attemptId: string };
+  /**
+   * Segments of this utterance whose speech became known in this step (visible text and the length
+   * of its audio), so the host computes what was heard with the same rule the model uses
+   * (`heardText`). Optional: without them the host estimates one segment over the whole reply.
+   */
+  spokenSegments?: SpokenSegment[];
 }
 
 export interface ModelSession {
@@ -96,8 +103,12 @@ export interface ModelSession {
   appendText(input: { inputSeq: number; itemId: string; text: string }): Promise<InputAck>;
   appendVideoFrame(input: { inputSeq: number; mimeType: string; data: Uint8Array }): Promise<InputAck>;
   prefill(request: PrefillRequest): Promise<PrefillAck>;
-  /** Tells the model how much of an utterance the user heard; on interruption, context keeps only that. */
-  playbackAck(input: { utteranceId: string; playedMs: number; final: boolean }): Promise<void>;
+  /**
+   * Tells the model how much of an utterance the user heard. On a final acknowledgement the host
+   * also sends `heardText`, computed by the one rule (`heardText` in this package): the model's
+   * context keeps exactly that text of the utterance, so the timeline and the context agree.
+   */
+  playbackAck(input: { utteranceId: string; playedMs: number; final: boolean; heardText?: string }): Promise<void>;
   /** Stores a plan the runtime parked so the model can offer and resume it. */
   park(input: { planId: string; utteranceId: string; remainder: string }): Promise<void>;
   step(request: StepRequest): Promise<OutputStep>;
