@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WorkStateSchema } from './work-state.ts';
 
 /** Limits from the official harness (see README "Limits"). */
 export const DELEGATION_LIMITS = {
@@ -8,6 +9,8 @@ export const DELEGATION_LIMITS = {
   requestTimeoutMs: 180_000,
   maxInFlightPerSession: 8,
   maxBufferedResultsPerSession: 16,
+  /** Entries a request's `workSnapshot` keeps (the youngest); a status answer needs no more. */
+  maxWorkSnapshotEntries: 16,
   /** Delivery under `when_idle` waits for this much silence first, never less than the minimum. */
   deliverySilenceMs: 800,
   deliverySilenceMinMs: 250,
@@ -27,6 +30,36 @@ export type DeliveryPolicy = z.infer<typeof DeliveryPolicySchema>;
 
 export const WorkIdSchema = z.string().min(1).max(128);
 
+/** One of the session's other works as it stood when a delegation was made. */
+export const WorkSnapshotEntrySchema = z.object({
+  workId: WorkIdSchema,
+  /** Truncated rather than refused: a long query elsewhere must not make this delegation fail. */
+  query: z.string().transform((q) => q.slice(0, DELEGATION_LIMITS.maxQueryChars)),
+  state: WorkStateSchema,
+  /** Time since that work was delegated, on the session clock. */
+  ageMs: z.number().nonnegative(),
+  functionName: z.string().max(128).optional(),
+});
+export type WorkSnapshotEntry = z.infer<typeof WorkSnapshotEntrySchema>;
+
+/**
+ * The session's other works at the moment of delegation (what a status question is answered
+ * from). Bounded to the youngest `maxWorkSnapshotEntries`, order kept, so a long session cannot
+ * grow a request or its job.
+ */
+export const WorkSnapshotSchema = z.array(WorkSnapshotEntrySchema).transform((entries) => {
+  const max = DELEGATION_LIMITS.maxWorkSnapshotEntries;
+  if (entries.length <= max) return entries;
+  const youngest = new Set(
+    entries
+      .map((e, i) => ({ ageMs: e.ageMs, i }))
+      .sort((a, b) => a.ageMs - b.ageMs || a.i - b.i)
+      .slice(0, max)
+      .map((e) => e.i),
+  );
+  return entries.filter((_, i) => youngest.has(i));
+});
+
 /** What the foreground hands to the background: plain language plus where the evidence ends. */
 export const DelegationRequestSchema = z.object({
   workId: WorkIdSchema,
@@ -40,6 +73,8 @@ export const DelegationRequestSchema = z.object({
   chunk: z.number().int().nonnegative(),
   policy: DeliveryPolicySchema.optional(),
   createdAtMs: z.number().nonnegative(),
+  /** The session's other works at the moment of delegation; absent when the host sends none. */
+  workSnapshot: WorkSnapshotSchema.optional(),
 });
 export type DelegationRequest = z.infer<typeof DelegationRequestSchema>;
 export type DelegationRequestInput = z.input<typeof DelegationRequestSchema>;
