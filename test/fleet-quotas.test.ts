@@ -81,11 +81,14 @@ describe('fleet-wide tenant limits (two edges, one Redis)', () => {
     expect((await connect(a)).outcome).toBe(429);
     expect((await connect(b)).outcome).toBe(429);
     await closed(second.socket);
-    await expect.poll(async () => (await connect(a)).outcome, { timeout: 5_000 }).toBe('open');
+    // A wait for the release to reach Redis, not a timing bound (generous for a busy machine).
+    await expect.poll(async () => (await connect(a)).outcome, { timeout: 30_000, interval: 100 }).toBe('open');
   });
 
   it('counts session starts across edges', async () => {
-    const [a, b] = await fleet({ default: { sessions: { perMinute: 1, burst: 2 } } });
+    // No refill (perMinute 0): the burst of two is all there is, however slow the machine; refill
+    // on the clock is checked with a fake clock below.
+    const [a, b] = await fleet({ default: { sessions: { perMinute: 0, burst: 2 } } });
     expect((await connect(a)).outcome).toBe('open');
     expect((await connect(b)).outcome).toBe('open');
     expect((await connect(a)).outcome).toBe(429);
@@ -104,27 +107,66 @@ describe('fleet-wide tenant limits (two edges, one Redis)', () => {
   });
 });
 
+/**
+ * Leases and buckets on a FAKE clock (the `now` option) instead of Redis's: time moves only when
+ * the test steps it, so a busy machine cannot make a lease lapse or a bucket refill early or late.
+ * (Redis still expires the keys themselves on its own clock, after minutes here: longer than a test.)
+ */
 describe('FleetQuotas leases', () => {
+  const quotas: FleetQuotas[] = [];
+  afterEach(async () => {
+    for (const q of quotas.splice(0)) await q.close();
+  });
+  function fakeClockQuotas(clock: { now: number }, options: { leaseMs?: number; reservationMs?: number } = {}) {
+    const q = new FleetQuotas({ url: redisUrl(), prefix, leaseMs: 30_000, ...options, now: () => clock.now });
+    quotas.push(q);
+    return q;
+  }
+
   it("lets a dead edge's slots lapse after the lease, and keeps a live edge's", async () => {
     prefix = `test:fleet-lease:${crypto.randomUUID()}:`;
+    const clock = { now: 1_000_000 };
     const limits = { maxConcurrentSessions: 1 };
-    const live = new FleetQuotas({ url: redisUrl(), prefix, leaseMs: 300 });
-    const dying = new FleetQuotas({ url: redisUrl(), prefix, leaseMs: 300 });
-    try {
-      expect((await live.reserveSession('acme', 'slot_live', limits)).ok).toBe(true);
-      live.bindSession('acme', 'slot_live', 'sess_live');
-      expect((await dying.reserveSession('other', 'slot_dying', limits)).ok).toBe(true);
-      dying.bindSession('other', 'slot_dying', 'sess_dying');
-      await dying.close(); // stops refreshing, releases nothing: as if the process died
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      // The live edge kept refreshing: acme is still full.
-      expect(await live.reserveSession('acme', 'slot_2', limits)).toMatchObject({ ok: false });
-      // The dead edge's slot lapsed: another edge may open a session for that tenant.
-      expect((await live.reserveSession('other', 'slot_3', limits)).ok).toBe(true);
-    } finally {
-      await live.close();
-      await dying.close();
-    }
+    const live = fakeClockQuotas(clock);
+    const dying = fakeClockQuotas(clock);
+    expect((await live.reserveSession('acme', 'slot_live', limits)).ok).toBe(true);
+    live.bindSession('acme', 'slot_live', 'sess_live');
+    expect((await dying.reserveSession('other', 'slot_dying', limits)).ok).toBe(true);
+    dying.bindSession('other', 'slot_dying', 'sess_dying'); // both leases run to 1_030_000
+    await dying.close(); // stops refreshing, releases nothing: as if the process died
+    clock.now += 20_000;
+    await live.refreshLeases(); // the live edge's lease now runs to 1_050_000
+    clock.now += 20_000; // 1_040_000: past the dead edge's lease, inside the live one's
+    // The live edge kept refreshing: acme is still full.
+    expect(await live.reserveSession('acme', 'slot_2', limits)).toMatchObject({ ok: false });
+    // The dead edge's slot lapsed: another edge may open a session for that tenant.
+    expect((await live.reserveSession('other', 'slot_3', limits)).ok).toBe(true);
+  });
+
+  it('gives back a reserved slot whose socket never opened once the reservation time has passed', async () => {
+    prefix = `test:fleet-lease:${crypto.randomUUID()}:`;
+    const clock = { now: 1_000_000 };
+    const limits = { maxConcurrentSessions: 1 };
+    const q = fakeClockQuotas(clock, { reservationMs: 15_000 });
+    expect((await q.reserveSession('acme', 'slot_1', limits)).ok).toBe(true);
+    clock.now += 14_999;
+    expect(await q.reserveSession('acme', 'slot_2', limits)).toMatchObject({ ok: false, retryAfterMs: 5000 });
+    clock.now += 1;
+    expect((await q.reserveSession('acme', 'slot_2', limits)).ok).toBe(true);
+  });
+
+  it('refills the fleet-wide session-start bucket on its clock, and says when to retry', async () => {
+    prefix = `test:fleet-lease:${crypto.randomUUID()}:`;
+    const clock = { now: 1_000_000 };
+    const limits = { sessions: { perMinute: 1, burst: 1 } };
+    const q = fakeClockQuotas(clock);
+    expect((await q.reserveSession('acme', 'slot_1', limits)).ok).toBe(true);
+    expect(await q.reserveSession('acme', 'slot_2', limits)).toMatchObject({ ok: false, retryAfterMs: 60_000 });
+    clock.now += 30_000; // half a token back
+    expect(await q.reserveSession('acme', 'slot_2', limits)).toMatchObject({ ok: false, retryAfterMs: 30_000 });
+    clock.now += 30_000;
+    expect((await q.reserveSession('acme', 'slot_2', limits)).ok).toBe(true);
+    expect((await q.reserveSession('acme', 'slot_3', limits)).ok).toBe(false);
   });
 
   it('admits on local counts when Redis is unreachable, and says so', async () => {

@@ -14,6 +14,11 @@ export interface FleetQuotasOptions {
   reservationMs?: number;
   /** Redis trouble: admission falls back to this edge's own counts (fail open) and reports here. */
   onError?: (error: unknown) => void;
+  /**
+   * The clock (ms) of lease expiries and bucket refills. Default: Redis's own (TIME), so every edge
+   * agrees; a test passes a fake one to step time instead of waiting for it.
+   */
+  now?: () => number;
 }
 
 /** When a full tenant should try again: a session ending is not predictable, so a fixed pause. */
@@ -38,22 +43,25 @@ local function take(key, perMinute, burst, n, now)
   if perMinute <= 0 then return 3600000 end
   return math.ceil((math.min(n, burst) - tokens) * 60000 / perMinute)
 end
-local function nowMs()
+-- The caller's clock when it passes one (>= 0), else Redis's own.
+local function clock(given)
+  local ms = tonumber(given)
+  if ms ~= nil and ms >= 0 then return ms end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 `;
 
-/** KEYS: bucket. ARGV: perMinute, burst. Returns 0 (taken) or the retry delay in ms. */
+/** KEYS: bucket. ARGV: perMinute, burst, now (-1: Redis's clock). Returns 0 (taken) or the retry delay in ms. */
 const ADMIT_REQUEST = `${TAKE}
-return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), 1, nowMs())`;
+return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), 1, clock(ARGV[3]))`;
 
 /**
  * KEYS: slots (sorted set: slot -> expiry ms), session-start bucket. ARGV: slot, max (-1: none),
- * perMinute (-1: none), burst, reservationMs. Returns {1} or {0, retryMs, why}.
+ * perMinute (-1: none), burst, reservationMs, now (-1: Redis's clock). Returns {1} or {0, retryMs, why}.
  */
 const RESERVE = `${TAKE}
-local now = nowMs()
+local now = clock(ARGV[6])
 local max = tonumber(ARGV[2])
 if max >= 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -70,12 +78,13 @@ end
 return {1}`;
 
 /**
- * KEYS: slots. ARGV: leaseMs, mode, slot... Sets each slot's expiry to now + lease: `XX` only for
- * slots still there (a refresh must not bring back a slot released meanwhile), `ADD` at binding.
+ * KEYS: slots. ARGV: leaseMs, mode, now (-1: Redis's clock), slot... Sets each slot's expiry to now +
+ * lease: `XX` only for slots still there (a refresh must not bring back a slot released meanwhile),
+ * `ADD` at binding.
  */
 const REFRESH = `${TAKE}
-local expiry = nowMs() + tonumber(ARGV[1])
-for i = 3, #ARGV do
+local expiry = clock(ARGV[3]) + tonumber(ARGV[1])
+for i = 4, #ARGV do
   if ARGV[2] == 'XX' then redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i])
   else redis.call('ZADD', KEYS[1], expiry, ARGV[i]) end
 end
@@ -83,7 +92,7 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 4)
 return 0`;
 
 interface QuotaCommands {
-  venusAdmitRequest(bucket: string, perMinute: number, burst: number): Promise<number>;
+  venusAdmitRequest(bucket: string, perMinute: number, burst: number, now: number): Promise<number>;
   venusReserveSession(
     slots: string,
     bucket: string,
@@ -92,8 +101,15 @@ interface QuotaCommands {
     perMinute: number,
     burst: number,
     reservationMs: number,
+    now: number,
   ): Promise<[number, number?, string?]>;
-  venusRefreshSlots(slots: string, leaseMs: number, mode: 'XX' | 'ADD', ...slot: string[]): Promise<number>;
+  venusRefreshSlots(
+    slots: string,
+    leaseMs: number,
+    mode: 'XX' | 'ADD',
+    now: number,
+    ...slot: string[]
+  ): Promise<number>;
 }
 
 /**
@@ -118,6 +134,8 @@ export class FleetQuotas {
   readonly #leaseMs: number;
   readonly #reservationMs: number;
   readonly #onError: (error: unknown) => void;
+  /** -1 asks the scripts for Redis's clock. */
+  readonly #now: () => number;
   /** Live sessions of this edge: session id -> the tenant and slot it holds. */
   readonly #bound = new Map<string, { tenant: string; slot: string }>();
   readonly #timer: ReturnType<typeof setInterval>;
@@ -138,7 +156,8 @@ export class FleetQuotas {
     this.#prefix = options.prefix ?? 'venus:';
     this.#leaseMs = options.leaseMs ?? 30_000;
     this.#reservationMs = options.reservationMs ?? 15_000;
-    this.#timer = setInterval(() => this.#refresh(), Math.max(50, Math.floor(this.#leaseMs / 3)));
+    this.#now = options.now ?? (() => -1);
+    this.#timer = setInterval(() => void this.refreshLeases(), Math.max(50, Math.floor(this.#leaseMs / 3)));
     this.#timer.unref?.();
   }
 
@@ -147,7 +166,12 @@ export class FleetQuotas {
     const limit = limits.requests;
     if (limit === undefined) return { ok: true };
     try {
-      const retryMs = await this.#redis.venusAdmitRequest(this.#key(tenant, 'requests'), limit.perMinute, limit.burst);
+      const retryMs = await this.#redis.venusAdmitRequest(
+        this.#key(tenant, 'requests'),
+        limit.perMinute,
+        limit.burst,
+        this.#now(),
+      );
       return retryMs > 0 ? refusedRate(tenant, 'requests', limit, retryMs) : { ok: true };
     } catch (error) {
       this.#onError(error);
@@ -169,6 +193,7 @@ export class FleetQuotas {
         starts?.perMinute ?? -1,
         starts?.burst ?? 0,
         this.#reservationMs,
+        this.#now(),
       );
       if (ok === 1) return { ok: true };
       if (why === 'full') {
@@ -185,7 +210,7 @@ export class FleetQuotas {
   /** The socket opened: the reserved slot now lives as long as the session, under the lease. */
   bindSession(tenant: string, ticket: string, sessionId: string): void {
     this.#bound.set(sessionId, { tenant, slot: ticket });
-    this.#refreshSlots(tenant, [ticket], 'ADD');
+    void this.#refreshSlots(tenant, [ticket], 'ADD');
   }
 
   /** Gives a reservation back whose socket never opened (or was refused on this edge). */
@@ -214,18 +239,22 @@ export class FleetQuotas {
     return this.#closing;
   }
 
-  #refresh(): void {
+  /** Renews the lease of every session bound here (also done every third of `leaseMs`). */
+  async refreshLeases(): Promise<void> {
     const byTenant = new Map<string, string[]>();
     for (const { tenant, slot } of this.#bound.values()) {
       const slots = byTenant.get(tenant);
       if (slots === undefined) byTenant.set(tenant, [slot]);
       else slots.push(slot);
     }
-    for (const [tenant, slots] of byTenant) this.#refreshSlots(tenant, slots, 'XX');
+    await Promise.all([...byTenant].map(([tenant, slots]) => this.#refreshSlots(tenant, slots, 'XX')));
   }
 
-  #refreshSlots(tenant: string, slots: string[], mode: 'XX' | 'ADD'): void {
-    this.#redis.venusRefreshSlots(this.#key(tenant, 'slots'), this.#leaseMs, mode, ...slots).catch(this.#onError);
+  #refreshSlots(tenant: string, slots: string[], mode: 'XX' | 'ADD'): Promise<void> {
+    return this.#redis.venusRefreshSlots(this.#key(tenant, 'slots'), this.#leaseMs, mode, this.#now(), ...slots).then(
+      () => {},
+      (error: unknown) => this.#onError(error),
+    );
   }
 
   #key(tenant: string, what: 'slots' | 'sessions' | 'requests'): string {
