@@ -5,6 +5,7 @@ export * from './errors.ts';
 export * from './fleet.ts';
 export * from './functions-catalog.ts';
 export * from './heard-text.ts';
+export * from './logger.ts';
 export * from './media-store.ts';
 export type * from './model-port.ts';
 export * from './pcm.ts';
