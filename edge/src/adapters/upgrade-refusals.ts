@@ -1,5 +1,8 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { createLogger, logUnlessTeardown } from '@venus/protocol';
+
+const log = createLogger('edge.upgrade');
 
 type UpgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
 type RequestFn = (
@@ -46,8 +49,12 @@ export class UpgradeRefusals {
           if (refusal === undefined) return (end as (c?: unknown) => Duplex)(chunk);
           this.#responses.delete(request);
           // Node drops its own error handling on upgrade sockets; a client gone mid-write must not crash us.
-          socket.on('error', () => socket.destroy());
-          writeResponse(refusal, end).catch(() => socket.destroy());
+          const fail = (error: unknown) => {
+            logUnlessTeardown(log, error, 'writing an upgrade refusal failed');
+            socket.destroy();
+          };
+          socket.on('error', fail);
+          writeResponse(refusal, end).catch(fail);
           return socket;
         }) as Duplex['end'];
         listener(request, socket, head);

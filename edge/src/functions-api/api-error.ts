@@ -1,4 +1,4 @@
-import { VenusError } from '@venus/protocol';
+import { createLogger, VenusError } from '@venus/protocol';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
@@ -12,6 +12,8 @@ const STATUS_OF_CODE: Partial<Record<string, ContentfulStatusCode>> = {
   work_not_found: 404,
   rate_limited: 429,
 };
+
+const log = createLogger('edge.functions-api');
 
 const TYPE_OF_STATUS: Partial<Record<number, string>> = {
   401: 'authentication_error',
@@ -37,6 +39,6 @@ export function errorResponse(c: Context, error: unknown): Response {
     const status = STATUS_OF_CODE[error.code];
     if (status !== undefined) return apiError(c, status, error.code, error.message);
   }
-  console.error('functions API failed:', error);
+  log.error({ err: error, method: c.req.method, path: c.req.path }, 'functions API failed');
   return apiError(c, 500, 'internal_error', 'the functions API failed; see the server log');
 }

@@ -1,4 +1,6 @@
-import type { WorkerToEdgeFrame } from '@venus/protocol';
+import { createLogger, type WorkerToEdgeFrame } from '@venus/protocol';
+
+const log = createLogger('edge.relay');
 
 type Listener = (frame: WorkerToEdgeFrame) => void;
 
@@ -40,8 +42,9 @@ export class SessionListeners {
     for (const listener of [...set]) {
       try {
         listener(frame);
-      } catch {
-        // One session's failing listener must not stop the others on this link.
+      } catch (error) {
+        // One session's failing listener must not stop the others on this link, but it is a defect.
+        log.error({ err: error, session: frame.session, kind: frame.kind }, 'relay frame listener threw');
       }
     }
   }

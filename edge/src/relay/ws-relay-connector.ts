@@ -1,4 +1,4 @@
-import { VenusError } from '@venus/protocol';
+import { createLogger, logUnlessTeardown, VenusError } from '@venus/protocol';
 import { holdWritesForThisTurn } from '@venus/protocol/node';
 import WebSocket from 'ws';
 import type { RelayConnector, RelaySocket } from './relay-socket.ts';
@@ -14,6 +14,7 @@ export interface WsRelayConnectorOptions {
 
 /** Largest worker message accepted; timeline frames are far smaller. */
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const log = createLogger('edge.relay');
 
 /**
  * Connects to a worker's relay with `ws` (Node). The worker pings every few seconds; a socket that
@@ -47,6 +48,8 @@ export function wsRelayConnector(url: string, options: WsRelayConnectorOptions =
       });
       ws.on('error', (error) => {
         if (!opened) reject(new VenusError('model_unavailable', `relay ${url}: ${error.message}`, { cause: error }));
+        // Once open, the close event that follows ends the link's sessions; the cause is logged here.
+        else logUnlessTeardown(log, error, 'relay socket failed', { fields: { url } });
       });
       ws.on('open', () => {
         opened = true;

@@ -1,3 +1,4 @@
+import { createLogger } from '@venus/protocol';
 import { FleetQuotas } from './fleet-quotas.ts';
 import { RedisUsageMeter } from './redis-usage-meter.ts';
 import { createTenancy, type Tenancy } from './tenancy.ts';
@@ -5,6 +6,7 @@ import { limitsFromEnv } from './tenant-limits.ts';
 
 /** Redis errors of the fleet-wide limits are reported at most this often. */
 const ERROR_REPORT_MS = 60_000;
+const log = createLogger('edge.tenancy');
 
 /**
  * The edge's tenancy from the environment: limits from `VENUS_TENANT_LIMITS`. With `REDIS_URL`
@@ -23,7 +25,7 @@ export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy
   const onError = (error: unknown) => {
     if (Date.now() - reportedAt < ERROR_REPORT_MS) return;
     reportedAt = Date.now();
-    console.warn(`edge: fleet-wide limits unavailable, counting on this edge only: ${String(error)}`);
+    log.warn({ err: error }, 'fleet-wide limits unavailable, counting on this edge only');
   };
   return createTenancy({
     limits,

@@ -1,4 +1,4 @@
-import { base64ToPcm, pcmToBase64 } from '@venus/protocol';
+import { base64ToPcm, createLogger, logUnlessTeardown, pcmToBase64 } from '@venus/protocol';
 import { type RTCPeerConnection, type RTCRtpTransceiver, RtpHeader, RtpPacket } from 'werift';
 import type { Clock } from '../realtime/clock.ts';
 import { randomId } from '../realtime/ids.ts';
@@ -10,6 +10,9 @@ import { OpusCodec } from './opus-codec.ts';
 import { PacedOpusSender } from './paced-opus-sender.ts';
 import { answerOffer, createPeerConnection, type PeerOptions } from './peer-connection.ts';
 import { RtpPlayout } from './rtp-playout.ts';
+
+const log = createLogger('edge.webrtc');
+
 import { stripAudioFormats } from './session-update-filter.ts';
 
 /** The data channel OpenAI's WebRTC clients open for JSON events. */
@@ -94,7 +97,10 @@ export class WebRtcSession {
           timestamp: packet.timestamp,
           marker: packet.marker,
         });
-        this.#transceiver?.sender.sendRtp(new RtpPacket(header, Buffer.from(packet.payload))).catch(() => {});
+        // A lost packet is like network loss (the transport's state change reports a dead peer); debug only, it could be 50 a second.
+        this.#transceiver?.sender
+          .sendRtp(new RtpPacket(header, Buffer.from(packet.payload)))
+          .catch((error: unknown) => log.debug({ err: error }, 'RTP packet not sent'));
       },
       onFrameSent: (itemId, ms) => this.#playout.frameSent(itemId, ms),
     });
@@ -146,7 +152,7 @@ export class WebRtcSession {
     this.#sender.close();
     this.#playout.stop();
     this.#connection?.handleClose(1000, reason);
-    this.#pc.close().catch(() => {});
+    this.#pc.close().catch((error: unknown) => logUnlessTeardown(log, error, 'closing the peer connection failed'));
     this.#codec.close();
     this.#options.onClosed?.(this);
   }

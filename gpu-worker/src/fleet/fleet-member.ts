@@ -1,5 +1,7 @@
-import { type FleetKeys, fleetKeys } from '@venus/protocol';
+import { createLogger, type FleetKeys, fleetKeys } from '@venus/protocol';
 import { Redis } from 'ioredis';
+
+const log = createLogger('gpu-worker.fleet');
 
 export interface FleetMemberOptions {
   /** Redis URL of the fleet registry. */
@@ -17,7 +19,7 @@ export interface FleetMemberOptions {
   ttlMs?: number;
   /** Default a third of the TTL, so one missed beat does not expire the worker. */
   heartbeatMs?: number;
-  /** Heartbeat failures (Redis away); the member keeps trying. Default: console.error. */
+  /** Heartbeat failures (Redis away); the member keeps trying. Default: a warning in the log. */
   onError?(error: unknown): void;
 }
 
@@ -56,7 +58,11 @@ export class FleetMember {
     await this.heartbeat();
     this.#timer = setInterval(
       () => {
-        this.heartbeat().catch((error: unknown) => (this.#options.onError ?? console.error)(error));
+        this.heartbeat().catch((error: unknown) =>
+          (this.#options.onError ?? ((err) => log.warn({ err, worker: this.#options.id }, 'fleet heartbeat failed')))(
+            error,
+          ),
+        );
       },
       this.#options.heartbeatMs ?? Math.floor(this.#ttlMs / 3),
     );

@@ -3,9 +3,11 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
+  createLogger,
   decodeEdgeToWorkerFrame,
   type EdgeToWorkerFrame,
   encodeRelayFrame,
+  logUnlessTeardown,
   RELAY_CLOSE_CODES,
   RELAY_PATH,
   type WorkerToEdgeFrame,
@@ -13,6 +15,8 @@ import {
 import { type RawData, WebSocketServer } from 'ws';
 import { RelayConnection } from './relay-connection.ts';
 import { SessionRoutes } from './session-routes.ts';
+
+const log = createLogger('gpu-worker.relay');
 
 /** The worker side of the relay: a SessionHost, or anything with its two frame methods. */
 export interface RelayFrameHost {
@@ -171,7 +175,10 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
     connections.add(connection);
     accepted += 1;
     socket.on('message', (data, isBinary) => onMessage(connection, data, isBinary));
-    socket.on('error', () => connection.close(1011, 'socket error'));
+    socket.on('error', (error) => {
+      logUnlessTeardown(log, error, 'edge relay socket failed');
+      connection.close(1011, 'socket error');
+    });
     socket.on('close', () => {
       connections.delete(connection);
       if (!closed) routes.orphanAll(connection);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  createLogger,
   DELEGATION_LIMITS,
   type DelegationExecutor,
   type DelegationRequest,
@@ -19,6 +20,8 @@ import { DEFAULT_DELEGATION_PREFIX, type DelegationKeys, delegationKeys, jobIdFo
 import { type DelegationScripts, defineDelegationScripts, type WorkKeys } from './delegation-scripts.ts';
 import { throttledErrorLog } from './error-log.ts';
 import { WorkEventReader } from './work-event-reader.ts';
+
+const log = createLogger('harness.delegation-producer');
 
 export interface BullmqDelegationProducerOptions {
   /** Redis URL, e.g. redis://127.0.0.1:6379. */
@@ -47,7 +50,7 @@ export interface BullmqDelegationProducerOptions {
   blockMs?: number;
   now?: () => number;
   onListenerError?(error: unknown, event: WorkEvent): void;
-  /** Connection trouble and malformed stream entries; the producer carries on. Default: console.error. */
+  /** Connection trouble and malformed stream entries; the producer carries on. Default: the logger, at most once per kind per few seconds. */
   onError?(error: unknown): void;
 }
 
@@ -124,7 +127,8 @@ export class BullmqDelegationProducer implements DelegationExecutor {
     this.#onError = options.onError ?? throttledErrorLog('delegation producer');
     this.#onListenerError =
       options.onListenerError ??
-      ((error, event) => console.error(`work event listener threw on ${event.kind} for ${event.workId}:`, error));
+      ((error, event) =>
+        log.error({ err: error, kind: event.kind, workId: event.workId }, 'work event listener threw'));
 
     this.#redis = new Redis(options.url, {
       connectionName: `delegation-producer:${this.hostId}`,

@@ -1,7 +1,12 @@
+import { createLogger, logUnlessTeardown } from '@venus/protocol';
+
+const log = createLogger('harness.bullmq');
+
 /**
  * A default error sink for queue classes: prints each distinct message at most once per
  * `windowMs`, with a count of what it held back. A Redis outage makes every connection report
- * every reconnect attempt; one line per kind of failure says as much.
+ * every reconnect attempt; one line per kind of failure says as much. By default the lines go to
+ * the logger, teardown noise (a connection closed while quitting) at debug, the rest as warnings.
  *
  * @example
  *   const onError = throttledErrorLog('delegation consumer');
@@ -10,7 +15,7 @@
 export function throttledErrorLog(
   label: string,
   windowMs = 5_000,
-  write: (line: string, error: unknown) => void = (line, error) => console.error(line, error),
+  write: (line: string, error: unknown) => void = (line, error) => logUnlessTeardown(log, error, line),
   now: () => number = Date.now,
 ): (error: unknown) => void {
   const seen = new Map<string, { at: number; held: number }>();

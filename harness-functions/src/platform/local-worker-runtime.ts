@@ -4,6 +4,10 @@
  * are kept, least recently used first out); requests reach it through `dispatchFetch`, so the HTTP
  * invoker's signing, retries and reply validation apply unchanged.
  */
+import { createLogger, logUnlessTeardown } from '@venus/protocol';
+
+const log = createLogger('harness.local-worker');
+
 export interface LocalWorkerRuntime {
   /** Compiles the script in workerd; null when it starts, else why not. */
   check(script: string): Promise<string | null>;
@@ -43,7 +47,10 @@ export async function loadMiniflareRuntime(
       await instance.ready;
       return instance;
     } catch (error) {
-      await instance.dispose().catch(() => {});
+      // The start failure is what the caller needs; a failed cleanup after it is only logged.
+      await instance
+        .dispose()
+        .catch((e: unknown) => logUnlessTeardown(log, e, 'disposing a Worker that did not start failed'));
       throw error;
     }
   };
@@ -75,7 +82,11 @@ export async function loadMiniflareRuntime(
         target.dispatchFetch(String(input instanceof Request ? input.url : input), init)) as typeof fetch;
     },
     async close() {
-      await Promise.all([...instances.values()].map((instance) => instance.dispose().catch(() => {})));
+      await Promise.all(
+        [...instances.values()].map((instance) =>
+          instance.dispose().catch((e: unknown) => logUnlessTeardown(log, e, 'disposing a Worker failed')),
+        ),
+      );
       instances.clear();
     },
   };

@@ -80,6 +80,7 @@ export class SandboxThread {
       this.#worker.once('error', reject);
       this.#worker.once('exit', (code) => reject(new Error(`sandbox worker exited with code ${code} while starting`)));
     });
+    // Observed by every caller that awaits `ready`; this only keeps an early failure from being unhandled.
     this.ready.catch(() => {});
     this.#worker.on('message', (message: WorkerMessage) => this.#onMessage(message));
     this.#worker.on('error', (error: Error & { code?: string }) => this.#onError(error));
