@@ -1,5 +1,5 @@
 import { createTimelineStore, ReferenceModelPort, SessionHost } from '@venus/gpu-worker';
-import { FunctionRegistry, InProcessExecutor } from '@venus/harness-functions';
+import { createWorkStatus, FunctionRegistry, InProcessExecutor } from '@venus/harness-functions';
 import { SessionConfigSchema } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatedLookup } from './support/gated-function.ts';
@@ -8,8 +8,8 @@ import { until } from './support/until.ts';
 
 /**
  * "How's that going?" while a delegation runs is answered from the session's work state: the model
- * delegates the question, the session host answers it from its own record of the work, and the
- * answer is spoken at a pause — while the original work is still running.
+ * delegates the question, the harness's work_status function answers it from the work snapshot the
+ * delegation carries, and the answer is spoken at a pause — while the original work is still running.
  */
 let port: ReferenceModelPort;
 beforeAll(async () => {
@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('status questions', () => {
   it('answers "how is that going?" from work state while the work still runs', async () => {
     const gated = createGatedLookup();
-    const executor = new InProcessExecutor({ registry: new FunctionRegistry([gated.fn]) });
+    const executor = new InProcessExecutor({ registry: new FunctionRegistry([gated.fn, createWorkStatus()]) });
     const store = createTimelineStore();
     const host = new SessionHost({ model: port, executor, store });
     const { events } = recordPlayedTimeline(host);

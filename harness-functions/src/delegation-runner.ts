@@ -7,6 +7,7 @@ import {
   VenusError,
 } from '@venus/protocol';
 import { raceAbort } from './abortable.ts';
+import { type Evidence, readEvidence, type TimelineReader } from './evidence.ts';
 import type { VenusFunction } from './function-definition.ts';
 import type { FunctionRegistry } from './function-registry.ts';
 import { DefaultOralizer, type Oralizer } from './oralizer.ts';
@@ -29,6 +30,8 @@ export interface RunHooks {
   onPlanned?(functionName: string): void;
   /** What the function says it is doing now. */
   onProgress?(message: string): void;
+  /** The conversation up to the request's evidence cutoff, for the planner, the function and the oralizer. */
+  evidence?: Evidence;
 }
 
 export type RunOutcome =
@@ -72,7 +75,9 @@ export class DelegationRunner {
     let fn: VenusFunction | undefined;
     try {
       if (signal.aborted) throw signal.reason;
-      const plan = await raceAbort(this.#planner.plan(request.query, this.registry.list()), signal);
+      const { evidence } = hooks;
+      const context = evidence === undefined ? {} : { evidence };
+      const plan = await raceAbort(this.#planner.plan(request.query, this.registry.list(), context), signal);
       if (plan === null) throw new VenusError('function_not_found', 'no function fits the query');
       fn = this.registry.get(plan.functionName);
       if (fn === undefined) throw new VenusError('function_not_found', `no function named "${plan.functionName}"`);
@@ -87,6 +92,8 @@ export class DelegationRunner {
           session: request.session,
           workId: request.workId,
           progress: (message) => hooks.onProgress?.(message),
+          ...(request.workSnapshot === undefined ? {} : { workSnapshot: request.workSnapshot }),
+          ...context,
         }),
         signal,
       );
@@ -100,11 +107,17 @@ export class DelegationRunner {
         speech: output.speech,
         data: output.data,
         ok: true,
+        ...context,
       });
       return { ok: true, functionName: fn.name, result: this.#result(request, fn, true, text, output.data) };
     } catch (thrown) {
       const error = signal.aborted ? toVenusError(signal.reason) : asSpeakableError(thrown);
-      const text = this.#oralizer.oralize({ ok: false, error, ...(fn ? { functionName: fn.name } : {}) });
+      const text = this.#oralizer.oralize({
+        ok: false,
+        error,
+        ...(fn ? { functionName: fn.name } : {}),
+        ...(hooks.evidence === undefined ? {} : { evidence: hooks.evidence }),
+      });
       const outcome: RunOutcome = {
         ok: false,
         error,
@@ -153,10 +166,40 @@ export interface RunnerChoice {
   planner?: Planner;
   oralizer?: Oralizer;
   defaultPolicy?: DeliveryPolicy;
+  /**
+   * Where each delegation's evidence is read (the session timeline up to its cutoff); without it
+   * planners, functions and the oralizer get none. A failed read is reported and the work runs without.
+   */
+  timeline?: TimelineReader;
 }
 
-/** The runner an executor uses: the one given, or a DelegationRunner over the registry given. */
+/**
+ * The runner an executor uses: the one given, or a DelegationRunner over the registry given; with
+ * a `timeline`, wrapped so that each run first reads its evidence.
+ */
 export function runnerFrom(
+  owner: string,
+  choice: RunnerChoice,
+  clock: { now: () => number; resultTtlMs: number },
+  onEvidenceError: (error: unknown, request: DelegationRequest) => void = () => {},
+): DelegationRunLike {
+  const runner = plainRunner(owner, choice, clock);
+  const { timeline } = choice;
+  if (timeline === undefined) return runner;
+  return {
+    async run(request, hooks) {
+      // A run whose signal is already aborted only words its failure (e.g. a job that failed for good).
+      if (hooks.signal.aborted) return runner.run(request, hooks);
+      const evidence = await readEvidence(timeline, request, { signal: hooks.signal }).catch((error: unknown) => {
+        if (!hooks.signal.aborted) onEvidenceError(error, request);
+        return undefined;
+      });
+      return runner.run(request, evidence === undefined ? hooks : { ...hooks, evidence });
+    },
+  };
+}
+
+function plainRunner(
   owner: string,
   choice: RunnerChoice,
   clock: { now: () => number; resultTtlMs: number },

@@ -1,5 +1,6 @@
-import type { DeliveryPolicy } from '@venus/protocol';
+import type { DeliveryPolicy, WorkSnapshotEntry } from '@venus/protocol';
 import { z } from 'zod';
+import type { Evidence } from './evidence.ts';
 
 /** What a running function may use: cancellation, progress reporting, and who asked. */
 export interface FunctionContext {
@@ -9,6 +10,10 @@ export interface FunctionContext {
   progress(message: string): void;
   session: string;
   workId: string;
+  /** The session's other works when this one was delegated; absent when the host sent none. */
+  workSnapshot?: readonly WorkSnapshotEntry[];
+  /** The conversation up to the delegation's evidence cutoff; absent when the executor reads no timeline. */
+  evidence?: Evidence;
 }
 
 export interface FunctionOutput {

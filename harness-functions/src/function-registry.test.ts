@@ -29,7 +29,7 @@ function codeOf(action: () => unknown): string | undefined {
 describe('FunctionRegistry', () => {
   it('registers, gets and lists in registration order', () => {
     const registry = new FunctionRegistry(createBuiltinFunctions());
-    expect(registry.list().map((fn) => fn.name)).toEqual(['world_clock', 'calculator', 'weather']);
+    expect(registry.list().map((fn) => fn.name)).toEqual(['world_clock', 'calculator', 'weather', 'work_status']);
     expect(registry.get('weather')?.name).toBe('weather');
     expect(registry.get('missing')).toBeUndefined();
   });

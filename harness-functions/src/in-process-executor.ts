@@ -1,4 +1,5 @@
 import {
+  createLogger,
   DELEGATION_LIMITS,
   type DelegationExecutor,
   type DelegationRequest,
@@ -11,10 +12,13 @@ import {
 } from '@venus/protocol';
 import { z } from 'zod';
 import { type DelegationRunLike, type RunOutcome, runnerFrom } from './delegation-runner.ts';
+import type { TimelineReader } from './evidence.ts';
 import type { FunctionRegistry } from './function-registry.ts';
 import type { Oralizer } from './oralizer.ts';
 import type { Planner } from './planner.ts';
 import { startProgressTicker } from './progress-ticker.ts';
+
+const log = createLogger('harness.in-process');
 
 export interface InProcessExecutorOptions {
   /** The functions delegations may run; or give `runner` instead. */
@@ -23,6 +27,8 @@ export interface InProcessExecutorOptions {
   runner?: DelegationRunLike;
   planner?: Planner;
   oralizer?: Oralizer;
+  /** The session timelines (the host's store): each delegation's evidence is read from it up to its cutoff. */
+  timeline?: TimelineReader;
   now?: () => number;
   requestTimeoutMs?: number;
   resultTtlMs?: number;
@@ -32,7 +38,7 @@ export interface InProcessExecutorOptions {
   /** Work running at once across all sessions; the rest waits QUEUED. */
   concurrency?: number;
   defaultPolicy?: DeliveryPolicy;
-  /** Where a listener's exception goes; the executor itself carries on. Default: console.error. */
+  /** Where a listener's exception goes; the executor itself carries on. Default: an error in the log. */
   onListenerError?(error: unknown, event: WorkEvent): void;
 }
 
@@ -89,7 +95,13 @@ export class InProcessExecutor implements DelegationExecutor {
   constructor(options: InProcessExecutorOptions) {
     this.#now = options.now ?? Date.now;
     this.#resultTtlMs = options.resultTtlMs ?? DELEGATION_LIMITS.resultTtlMs;
-    this.#runner = runnerFrom('an in-process executor', options, { now: this.#now, resultTtlMs: this.#resultTtlMs });
+    this.#runner = runnerFrom(
+      'an in-process executor',
+      options,
+      { now: this.#now, resultTtlMs: this.#resultTtlMs },
+      (error, request) =>
+        log.warn({ err: error, workId: request.workId }, 'evidence could not be read; running without'),
+    );
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DELEGATION_LIMITS.requestTimeoutMs;
     this.#progressFirstMs = options.progressFirstMs ?? DELEGATION_LIMITS.progressFirstMs;
     this.#progressEveryMs = options.progressEveryMs ?? DELEGATION_LIMITS.progressEveryMs;
@@ -97,7 +109,8 @@ export class InProcessExecutor implements DelegationExecutor {
     this.#concurrency = Math.max(1, options.concurrency ?? 64);
     this.#onListenerError =
       options.onListenerError ??
-      ((error, event) => console.error(`work event listener threw on ${event.kind} for ${event.workId}:`, error));
+      ((error, event) =>
+        log.error({ err: error, kind: event.kind, workId: event.workId }, 'work event listener threw'));
   }
 
   async submit(request: DelegationRequest): Promise<void> {

@@ -24,6 +24,13 @@ export { createWeather, type WeatherArgs, WeatherArgsSchema, type WeatherOptions
 export { loadBundledWeatherSample, type WeatherSample, WeatherSampleSchema } from './builtins/weather-sample.ts';
 export { createWebFetch, type WebFetchArgs, WebFetchArgsSchema, type WebFetchOptions } from './builtins/web-fetch.ts';
 export {
+  createWorkStatus,
+  describeWorkStatus,
+  WORK_STATUS_FUNCTION,
+  type WorkStatusArgs,
+  WorkStatusArgsSchema,
+} from './builtins/work-status.ts';
+export {
   createWorldClock,
   type WorldClockArgs,
   WorldClockArgsSchema,
@@ -53,6 +60,17 @@ export {
   type RunOutcome,
 } from './delegation-runner.ts';
 export {
+  buildEvidence,
+  EVIDENCE_LIMITS,
+  type Evidence,
+  type EvidenceAudioRef,
+  type EvidenceLimits,
+  type EvidenceLine,
+  evidenceTranscript,
+  readEvidence,
+  type TimelineReader,
+} from './evidence.ts';
+export {
   describeFunction,
   FUNCTION_NAME_PATTERN,
   type FunctionContext,
@@ -64,7 +82,7 @@ export { FunctionRegistry } from './function-registry.ts';
 export { InProcessExecutor, type InProcessExecutorOptions } from './in-process-executor.ts';
 export { LlmPlanner, type LlmPlannerOptions, llmPlannerFromEnv } from './llm-planner.ts';
 export { DefaultOralizer, type DefaultOralizerOptions, type OralizeInput, type Oralizer } from './oralizer.ts';
-export type { Plan, Planner } from './planner.ts';
+export type { Plan, PlanContext, Planner } from './planner.ts';
 export * from './platform/index.ts';
 export { type ProgressTickerOptions, startProgressTicker } from './progress-ticker.ts';
 export { RouterPlanner, type RouterPlannerOptions, routerTokens } from './router-planner.ts';

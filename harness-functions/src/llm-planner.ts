@@ -1,7 +1,8 @@
 import { VenusError } from '@venus/protocol';
 import { z } from 'zod';
+import { type Evidence, evidenceTranscript } from './evidence.ts';
 import { describeFunction, type VenusFunction } from './function-definition.ts';
-import type { Plan, Planner } from './planner.ts';
+import type { Plan, PlanContext, Planner } from './planner.ts';
 
 export interface LlmPlannerOptions {
   /** An OpenAI-compatible API root, e.g. `https://api.openai.com/v1` or a local server's `/v1`. */
@@ -19,6 +20,7 @@ const SYSTEM = [
   'You route one request from a voice assistant to a tool.',
   'Call exactly one of the tools with arguments that follow its schema, taken from the request.',
   'If no tool can answer the request, do not call any tool and answer with the word none.',
+  'When the conversation so far is given, use it to fill in what the request leaves implicit.',
 ].join(' ');
 
 const CompletionSchema = z.object({
@@ -62,19 +64,19 @@ export class LlmPlanner implements Planner {
     this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
-  async plan(query: string, functions: readonly VenusFunction[]): Promise<Plan | null> {
+  async plan(query: string, functions: readonly VenusFunction[], context: PlanContext = {}): Promise<Plan | null> {
     if (functions.length === 0) return null;
     let answer: Plan | null;
     try {
-      answer = await this.#ask(query, functions);
+      answer = await this.#ask(query, functions, context.evidence);
     } catch (error) {
-      if (this.#options.fallback) return this.#options.fallback.plan(query, functions);
+      if (this.#options.fallback) return this.#options.fallback.plan(query, functions, context);
       throw error instanceof VenusError ? error : new VenusError('function_failed', `planner: ${String(error)}`);
     }
     return answer;
   }
 
-  async #ask(query: string, functions: readonly VenusFunction[]): Promise<Plan | null> {
+  async #ask(query: string, functions: readonly VenusFunction[], evidence: Evidence | undefined): Promise<Plan | null> {
     const { baseUrl, model, apiKey, timeoutMs = 8000 } = this.#options;
     const tools = functions.map((fn) => {
       const { name, description, parameters } = describeFunction(fn);
@@ -85,10 +87,7 @@ export class LlmPlanner implements Planner {
       headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
       body: JSON.stringify({
         model,
-        messages: [
-          { role: 'system', content: SYSTEM },
-          { role: 'user', content: query },
-        ],
+        messages: [{ role: 'system', content: SYSTEM }, ...conversation(evidence), { role: 'user', content: query }],
         tools,
         tool_choice: 'auto',
         temperature: 0,
@@ -111,6 +110,12 @@ export class LlmPlanner implements Planner {
     }
     return { functionName: call.name, args };
   }
+}
+
+/** The evidence transcript as one context message (bounded by EVIDENCE_LIMITS), or nothing. */
+function conversation(evidence: Evidence | undefined): { role: 'system'; content: string }[] {
+  const lines = evidence === undefined ? '' : evidenceTranscript(evidence);
+  return lines === '' ? [] : [{ role: 'system', content: `The conversation so far:\n${lines}` }];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { DELEGATION_LIMITS, stripReservedTags, type VenusError } from '@venus/protocol';
+import type { Evidence } from './evidence.ts';
 
 export interface OralizeInput {
   functionName?: string;
@@ -7,6 +8,8 @@ export interface OralizeInput {
   data?: unknown;
   ok: boolean;
   error?: VenusError;
+  /** The conversation up to the evidence cutoff, when the executor reads the timeline (e.g. to match the user's wording). */
+  evidence?: Evidence;
 }
 
 /** Turns a function's outcome into the short reply the assistant speaks. */
@@ -19,7 +22,7 @@ export interface DefaultOralizerOptions {
 }
 
 /**
- * Keeps replies speakable: one line, no reserved protocol tags, never longer than a result may be,
+ * Keeps replies speakable (it does not use the evidence: a function's own sentence already answers the query): one line, no reserved protocol tags, never longer than a result may be,
  * and failures as a plain apology with a reason a listener understands.
  *
  * @example

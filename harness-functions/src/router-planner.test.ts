@@ -28,6 +28,9 @@ describe('RouterPlanner with the built-ins', () => {
     ['how many feet in 3 meters', 'calculator', { kind: 'convert', value: 3, from: 'm', to: 'ft' }],
     ['convert 100 km/h to mph', 'calculator', { kind: 'convert', value: 100, from: 'km/h', to: 'mph' }],
     ['convert 20 degrees celsius to fahrenheit', 'calculator', { kind: 'convert', value: 20, from: 'c', to: 'f' }],
+    ['What is the status of my pending requests?', 'work_status', {}],
+    ["How's that going?", 'work_status', {}],
+    ['is my lookup done yet', 'work_status', {}],
   ])('%s -> %s', async (query, functionName, args) => {
     expect(await planner.plan(query, functions)).toEqual({ functionName, args });
   });

@@ -4,6 +4,7 @@ import type { BuiltinOptions } from './latency.ts';
 import { createNotes, type NotesOptions } from './notes.ts';
 import { createWeather, type WeatherOptions } from './weather.ts';
 import { createWebFetch, type WebFetchOptions } from './web-fetch.ts';
+import { createWorkStatus } from './work-status.ts';
 import { createWorldClock, type WorldClockOptions } from './world-clock.ts';
 
 export interface BuiltinFunctionsOptions {
@@ -21,7 +22,8 @@ export interface BuiltinFunctionsOptions {
 }
 
 /**
- * The built-ins: world_clock, calculator and weather, plus web_fetch and notes when their options are given.
+ * The built-ins: world_clock, calculator, weather and work_status (answered from the request's work
+ * snapshot), plus web_fetch and notes when their options are given.
  *
  * @example
  *   const registry = new FunctionRegistry(createBuiltinFunctions({ latencyMs: 50 }));
@@ -33,6 +35,7 @@ export function createBuiltinFunctions(options: BuiltinFunctionsOptions = {}): V
     createWorldClock({ ...shared, ...clock, ...options.worldClock }),
     createCalculator({ ...shared, ...options.calculator }),
     createWeather({ ...shared, ...options.weather }),
+    createWorkStatus(),
   ] as VenusFunction[];
   if (options.webFetch !== undefined) functions.push(createWebFetch(options.webFetch) as VenusFunction);
   if (options.notes !== undefined) functions.push(createNotes({ ...clock, ...options.notes }) as VenusFunction);

@@ -80,9 +80,14 @@ describe('web_fetch', () => {
   });
 
   it('is registered only when an allow list is given', () => {
-    expect(createBuiltinFunctions().map((fn) => fn.name)).toEqual(['world_clock', 'calculator', 'weather']);
+    expect(createBuiltinFunctions().map((fn) => fn.name)).toEqual([
+      'world_clock',
+      'calculator',
+      'weather',
+      'work_status',
+    ]);
     const names = createBuiltinFunctions({ webFetch: { allowHosts: [host] }, notes: {} }).map((fn) => fn.name);
-    expect(names).toEqual(['world_clock', 'calculator', 'weather', 'web_fetch', 'notes']);
+    expect(names).toEqual(['world_clock', 'calculator', 'weather', 'work_status', 'web_fetch', 'notes']);
     expect(() => createWebFetch({ allowHosts: [] })).toThrow(/at least one allowed host/);
   });
 });

@@ -10,6 +10,7 @@ import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { type DelegationRunLike, type RunOutcome, runnerFrom } from '../delegation-runner.ts';
+import type { TimelineReader } from '../evidence.ts';
 import type { FunctionRegistry } from '../function-registry.ts';
 import type { Oralizer } from '../oralizer.ts';
 import type { Planner } from '../planner.ts';
@@ -31,6 +32,8 @@ export interface BullmqDelegationConsumerOptions {
   planner?: Planner;
   oralizer?: Oralizer;
   defaultPolicy?: DeliveryPolicy;
+  /** The session timelines (Redis Streams, as the hosts write them): each job's evidence is read up to its cutoff. */
+  timeline?: TimelineReader;
   now?: () => number;
   /** Jobs this process runs at once. Default 16. */
   concurrency?: number;
@@ -107,7 +110,12 @@ export class BullmqDelegationConsumer {
     this.#progressEveryMs = options.progressEveryMs ?? DELEGATION_LIMITS.progressEveryMs;
     this.#drainMs = options.drainMs ?? 10_000;
     this.#onError = options.onError ?? throttledErrorLog('delegation consumer');
-    this.#runner = runnerFrom('a delegation consumer', options, { now: this.#now, resultTtlMs: this.#resultTtlMs });
+    this.#runner = runnerFrom(
+      'a delegation consumer',
+      options,
+      { now: this.#now, resultTtlMs: this.#resultTtlMs },
+      (e) => this.#onError(e),
+    );
 
     const name = `delegation-consumer:${this.workerId}`;
     this.#redis = new Redis(options.url, { connectionName: name, enableAutoPipelining: true, ...options.redisOptions });
