@@ -97,7 +97,8 @@ try {
 } finally {
   mkdirSync(outDir, { recursive: true });
   const events = await runtime.store.read(client.sessionId);
-  writeFileSync(path.join(outDir, 'timeline.json'), JSON.stringify(events.map(stripAudio), null, 1));
+  // Audio events hold MediaRefs only; the sound in conversation.wav is what the client sent and played.
+  writeFileSync(path.join(outDir, 'timeline.json'), JSON.stringify(events, null, 1));
   writeFileSync(
     path.join(outDir, 'timeline.html'),
     renderTimelineHtml(events, `Realtime-Venus demo — session ${client.sessionId}`),
@@ -119,10 +120,4 @@ try {
   await client.close();
   tts.close();
   await runtime.close();
-}
-
-function stripAudio(e: TimelineEvent): unknown {
-  if (e.type === 'assistant.audio') return { ...e, data: { ...e.data, pcm24k: `<${e.data.durationMs} ms>` } };
-  if (e.type === 'user.audio') return { ...e, data: { ...e.data, pcm16k: `<${e.data.durationMs} ms>` } };
-  return e;
 }

@@ -32,14 +32,14 @@ class TurnFakeHost implements RelayFrameHost {
     this.frames.push(f);
     if (f.kind !== 'text') return;
     const utteranceId = `utt_${this.frames.length}`;
-    const audio = pcmToBase64(new Int16Array(480).fill(500));
+    const audio = { segmentId: 'a:0', track: 'assistant', offsetMs: 0, durationMs: 20, sampleRateHz: 24_000 } as const;
     const turn: TimelineDraft[] = [
       { stream: 'assistant', type: 'assistant.utterance', data: { utteranceId, phase: 'started' } },
       { stream: 'assistant', type: 'assistant.text', data: { utteranceId, delta: `You said: ${f.text}` } },
       {
         stream: 'assistant',
         type: 'assistant.audio',
-        data: { utteranceId, audioChunkSeq: 0, pcm24k: audio, startMs: 0, durationMs: 20 },
+        data: { utteranceId, audioChunkSeq: 0, audio, startMs: 0, durationMs: 20 },
       },
       {
         stream: 'assistant',
@@ -47,7 +47,16 @@ class TurnFakeHost implements RelayFrameHost {
         data: { utteranceId, phase: 'finished', reason: 'completed' },
       },
     ];
-    for (const draft of turn) this.#emitTimeline(f.session, draft);
+    for (const draft of turn) {
+      // As a session host does: the samples frame right before its audio event.
+      if (draft.type === 'assistant.audio') {
+        const pcm24k = new Uint8Array(new Int16Array(480).fill(500).buffer);
+        for (const listener of this.#listeners) {
+          listener({ kind: 'assistant_audio', session: f.session, utteranceId, audioChunkSeq: 0, pcm24k });
+        }
+      }
+      this.#emitTimeline(f.session, draft);
+    }
   }
 
   onFrame(listener: (frame: WorkerToEdgeFrame) => void): () => void {
@@ -188,7 +197,9 @@ describe('Workers edge in workerd', () => {
     await client.next('conversation.item.created');
     expect((await client.next('response.output_item.added')).item).toMatchObject({ role: 'assistant' });
     expect((await client.next('response.output_audio_transcript.delta')).delta).toBe('You said: hello from workerd');
-    expect(typeof (await client.next('response.output_audio.delta')).delta).toBe('string');
+    // The samples crossed the relay as a binary assistant_audio frame and reach the client as pcm16.
+    const samples = pcmToBase64(new Int16Array(480).fill(500));
+    expect((await client.next('response.output_audio.delta')).delta).toBe(samples);
     expect((await client.next('response.done')).response).toMatchObject({ status: 'completed' });
 
     // Several heartbeats later the Durable Object's relay socket is still the same one.

@@ -1,6 +1,6 @@
 import type { EdgeToWorkerFrame, TimelineEventOf, WorkerToEdgeFrame } from '@venus/protocol';
 import type { RelayFrameHost } from '../../gpu-worker/src/relay/index.ts';
-import { ECHO_PCM24K_BASE64, FRAME_MS } from './echo-wire.ts';
+import { ECHO_PCM24K, FRAME_MS } from './echo-wire.ts';
 
 interface EchoSession {
   seq: number;
@@ -9,8 +9,8 @@ interface EchoSession {
 
 /**
  * The measuring worker of the relay benchmark: it stands where a SessionHost would, does no model
- * work, and answers each `audio` frame at once with one `timeline` frame holding an
- * `assistant.audio` event (20 ms of 24 kHz audio) whose `audioChunkSeq` is the number of that audio
+ * work, and answers each `audio` frame at once as a host sends assistant audio: an `assistant_audio`
+ * frame with 20 ms of 24 kHz samples, then a `timeline` frame holding its `assistant.audio` event, whose `audioChunkSeq` is the number of that audio
  * frame in its session, counted from 0: the client's correlation id, since frames stay in order
  * end to end. `open` is accepted silently, `close` forgets the session, anything else is ignored.
  *
@@ -50,11 +50,19 @@ export class EchoFrameHost implements RelayFrameHost {
           data: {
             utteranceId: 'utt_echo',
             audioChunkSeq: n,
-            pcm24k: ECHO_PCM24K_BASE64,
+            audio: {
+              segmentId: `a:${n}`,
+              track: 'assistant',
+              offsetMs: n * FRAME_MS,
+              durationMs: FRAME_MS,
+              sampleRateHz: 24_000,
+            },
             startMs: n * FRAME_MS,
             durationMs: FRAME_MS,
           },
         };
+        const samples = { utteranceId: 'utt_echo', audioChunkSeq: n, pcm24k: ECHO_PCM24K };
+        this.#emit({ kind: 'assistant_audio', session: frame.session, ...samples });
         this.#emit({ kind: 'timeline', session: frame.session, event });
         return;
       }

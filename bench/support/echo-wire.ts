@@ -33,8 +33,8 @@ export function isAppend(message: Buffer): boolean {
   return message.length >= APPEND_PREFIX.length && message.subarray(0, APPEND_PREFIX.length).equals(APPEND_PREFIX);
 }
 
-/** The echo's audio: one frame of 24 kHz output, as an `assistant.audio` event carries it. */
-export const ECHO_PCM24K_BASE64 = toneBase64(FRAME_SAMPLES_24K, 24_000);
+/** The echo's audio: one frame of 24 kHz output, as the `assistant_audio` relay frame carries it. */
+export const ECHO_PCM24K = new Uint8Array(Buffer.from(toneBase64(FRAME_SAMPLES_24K, 24_000), 'base64'));
 
 /** How the server marks its events' kinds; `event_id` may come before `type`, nothing else does. */
 const ECHO_TYPE = Buffer.from('"type":"venus.timeline"');

@@ -11,7 +11,9 @@ import {
 /**
  * The wire form of relay frames between processes: one msgpack document per binary WebSocket
  * message, at RELAY_PATH on the GPU worker. Plain msgpack (no record extension), so any msgpack
- * implementation can speak it; audio stays binary (`bin`), not base64.
+ * implementation can speak it; audio stays binary (`bin`), not base64, both ways: microphone
+ * audio in `audio` frames, assistant audio in `assistant_audio` frames (timeline events carry
+ * only MediaRefs).
  */
 export const RELAY_PATH = '/relay';
 

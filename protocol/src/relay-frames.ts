@@ -36,6 +36,18 @@ export type EdgeToWorkerFrame = z.infer<typeof EdgeToWorkerFrameSchema>;
 
 export const WorkerToEdgeFrameSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('timeline'), session, event: TimelineEventSchema }),
+  /**
+   * The samples of one assistant audio chunk, sent right before its `assistant.audio` timeline
+   * event (which carries only a MediaRef): binary 24 kHz s16le, so the edge neither decodes base64
+   * nor validates a base64 string per frame. Paired with the event by utterance and chunk seq.
+   */
+  z.object({
+    kind: z.literal('assistant_audio'),
+    session,
+    utteranceId: z.string(),
+    audioChunkSeq: z.number().int().nonnegative(),
+    pcm24k: z.instanceof(Uint8Array),
+  }),
   z.object({
     kind: z.literal('error'),
     session,

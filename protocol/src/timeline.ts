@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BackendResultSchema, DeliveryPolicySchema, WorkIdSchema } from './delegation.ts';
 import { ERROR_CODES } from './errors.ts';
+import { MediaRefSchema } from './media-store.ts';
 import { SessionConfigSchema } from './session-config.ts';
 import { WorkStateSchema } from './work-state.ts';
 
@@ -13,6 +14,7 @@ export const STREAMS = ['user', 'assistant', 'background', 'system'] as const;
 export const StreamSchema = z.enum(STREAMS);
 export type Stream = z.infer<typeof StreamSchema>;
 
+/** Video frames still travel inline; audio is referenced (MediaRef) and its samples live in the media store. */
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64');
 
 const Header = {
@@ -38,7 +40,12 @@ export type OverlapCause = z.infer<typeof OverlapCauseSchema>;
 
 export const TimelineEventSchema = z.discriminatedUnion('type', [
   // user media and perception
-  user('user.audio', { inputSeq: z.number().int().nonnegative(), pcm16k: base64, durationMs: z.number() }),
+  /** Microphone audio as the worker received it (16 kHz); the samples are in the media store. */
+  user('user.audio', {
+    inputSeq: z.number().int().nonnegative(),
+    audio: MediaRefSchema,
+    durationMs: z.number().nonnegative(),
+  }),
   user('user.video', { inputSeq: z.number().int().nonnegative(), mimeType: z.string(), data: base64 }),
   user('user.text', { inputSeq: z.number().int().nonnegative(), itemId: z.string(), text: z.string() }),
   user('user.dtmf', { inputSeq: z.number().int().nonnegative(), digit: z.string().max(1) }),
@@ -56,7 +63,8 @@ export const TimelineEventSchema = z.discriminatedUnion('type', [
   assistant('assistant.audio', {
     utteranceId: z.string(),
     audioChunkSeq: z.number().int().nonnegative(),
-    pcm24k: base64,
+    /** The samples (24 kHz) are in the media store; the edge gets them in the `assistant_audio` relay frame. */
+    audio: MediaRefSchema,
     /** Offset of this chunk within its utterance's audio. */
     startMs: z.number().nonnegative(),
     durationMs: z.number().nonnegative(),

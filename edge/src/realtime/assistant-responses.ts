@@ -35,7 +35,7 @@ const REMEMBERED_ITEMS = 512;
  *
  * @example
  *   responses.started('utt_1');          // response.created, output_item.added, content_part.added
- *   responses.audio('utt_1', b64, 80);   // output_audio_buffer.started, response.output_audio.delta …
+ *   responses.audio('utt_1', pcm24k, 80); // output_audio_buffer.started, response.output_audio.delta …
  *   responses.finish('utt_1', 'completed'); // … response.done
  */
 export class AssistantResponses {
@@ -64,14 +64,14 @@ export class AssistantResponses {
     }
   }
 
-  audio(utteranceId: string, pcm24kBase64: string, durationMs: number): void {
+  audio(utteranceId: string, pcm24k: Int16Array, durationMs: number): void {
     const item = this.#live(utteranceId);
     if (item === undefined) return;
     if (!item.audioStarted) {
       item.audioStarted = true;
       this.#deps.emit({ type: 'output_audio_buffer.started', response_id: item.responseId });
     }
-    const delta = this.#deps.encoder().encode(pcm24kBase64);
+    const delta = this.#deps.encoder().encode(pcm24k);
     item.audioMs += durationMs;
     for (const type of this.#names('response.output_audio.delta', 'response.audio.delta')) {
       this.#deps.emit({ type, ...this.#where(item), delta });

@@ -19,12 +19,17 @@ function setup() {
   const edge = createEdgeApp({ link, newSessionId: () => SESSION, clock: fakeClock });
   const connection = edge.openRealtime(transport, 'default');
   const send = (event: object) => connection.handleMessage(JSON.stringify(event));
-  const push = (draft: TimelineDraft, atMs?: number) => link.pushTimeline(SESSION, draft, atMs);
+  const push = (draft: TimelineDraft, atMs?: number) => {
+    // The host sends an audio chunk's samples right before its event.
+    if (draft.type === 'assistant.audio') link.pushAudioSamples(SESSION, draft.data, PCM_20MS);
+    return link.pushTimeline(SESSION, draft, atMs);
+  };
   return { link, transport, connection, send, push };
 }
 
-/** 20 ms of 24 kHz pcm16, base64. */
-const AUDIO_20MS = pcmToBase64(new Int16Array(480).fill(1000));
+/** 20 ms of 24 kHz pcm16, and as base64. */
+const PCM_20MS = new Int16Array(480).fill(1000);
+const AUDIO_20MS = pcmToBase64(PCM_20MS);
 
 const utterance = (
   utteranceId: string,
@@ -38,7 +43,13 @@ const utterance = (
 const assistantAudio = (utteranceId: string, audioChunkSeq: number, durationMs = 20): TimelineDraft => ({
   stream: 'assistant',
   type: 'assistant.audio',
-  data: { utteranceId, audioChunkSeq, pcm24k: AUDIO_20MS, startMs: audioChunkSeq * durationMs, durationMs },
+  data: {
+    utteranceId,
+    audioChunkSeq,
+    audio: { segmentId: `a:${audioChunkSeq}`, track: 'assistant', offsetMs: 0, durationMs, sampleRateHz: 24_000 },
+    startMs: audioChunkSeq * durationMs,
+    durationMs,
+  },
 });
 const assistantText = (utteranceId: string, delta: string): TimelineDraft => ({
   stream: 'assistant',
@@ -594,16 +605,33 @@ describe('RealtimeConnection: timeline becomes server events', () => {
     expect(JSON.stringify(transcripts)).not.toContain('weather in Paris');
   });
 
-  it('every timeline event goes out as venus.timeline, audio without its samples', () => {
+  it('every timeline event goes out as venus.timeline, audio as its MediaRef only', () => {
     const { transport, push } = setup();
     push(utterance('utt_1', 'started'));
     push(assistantAudio('utt_1', 0));
-    push({ stream: 'user', type: 'user.audio', data: { inputSeq: 0, pcm16k: 'AAAA', durationMs: 20 } });
+    const ref = { segmentId: 'u:0', track: 'user', offsetMs: 0, durationMs: 20, sampleRateHz: 16_000 } as const;
+    push({ stream: 'user', type: 'user.audio', data: { inputSeq: 0, audio: ref, durationMs: 20 } });
     const timeline = transport.ofType('venus.timeline').map((e) => e.event as { type: string; data: object });
     expect(timeline.map((e) => e.type)).toEqual(['assistant.utterance', 'assistant.audio', 'user.audio']);
-    expect(timeline[1]!.data).not.toHaveProperty('pcm24k');
     expect(timeline[1]!.data).toHaveProperty('durationMs', 20);
-    expect(timeline[2]!.data).not.toHaveProperty('pcm16k');
+    expect(timeline[1]!.data).toHaveProperty('audio.segmentId', 'a:0');
+    expect(timeline[2]!.data).toStrictEqual({ inputSeq: 0, audio: ref, durationMs: 20 });
+    // The samples went out once, as the audio delta, not inside venus.timeline.
+    expect(JSON.stringify(timeline)).not.toContain(AUDIO_20MS);
+    expect(transport.ofType('response.output_audio.delta').map((e) => e.delta)).toEqual([AUDIO_20MS]);
+  });
+
+  it('plays assistant samples at their timeline event, and an event without samples plays nothing', () => {
+    const { link, transport, push } = setup();
+    push(utterance('utt_1', 'started'));
+    const louder = new Int16Array(480).fill(2000);
+    link.pushAudioSamples(SESSION, { utteranceId: 'utt_1', audioChunkSeq: 1 }, louder);
+    expect(transport.ofType('response.output_audio.delta')).toHaveLength(0);
+    // Chunk 0's event arrives without its frame (a replay, or a dropped frame): counted, not played.
+    link.pushTimeline(SESSION, assistantAudio('utt_1', 0));
+    expect(transport.ofType('response.output_audio.delta')).toHaveLength(0);
+    link.pushTimeline(SESSION, assistantAudio('utt_1', 1));
+    expect(transport.ofType('response.output_audio.delta').map((e) => e.delta)).toEqual([pcmToBase64(louder)]);
   });
 
   it('worker errors and session errors become error events', () => {

@@ -325,6 +325,9 @@ export class RealtimeConnection {
   #onWorkerFrame(frame: WorkerToEdgeFrame): void {
     if (this.#closed) return;
     switch (frame.kind) {
+      case 'assistant_audio':
+        this.#relay.audioSamples(frame);
+        return;
       case 'timeline':
         this.#hooks?.observe(frame.event);
         this.#relay.handle(frame.event);

@@ -1,4 +1,10 @@
-import type { InterruptionAction, TimelineEvent, TimelineEventOf } from '@venus/protocol';
+import {
+  bytesToPcm,
+  type InterruptionAction,
+  type TimelineEvent,
+  type TimelineEventOf,
+  type WorkerToEdgeFrame,
+} from '@venus/protocol';
 import type { AssistantResponses, UtteranceEndReason } from './assistant-responses.ts';
 import { randomId } from './ids.ts';
 import type { Emit } from './outbound-event.ts';
@@ -10,6 +16,12 @@ export interface TimelineRelayDeps {
   responses: AssistantResponses;
   estimator: PlayoutEstimator;
 }
+
+/**
+ * Audio frames held for their timeline event. The worker sends each right before its event, so one
+ * is the steady state; the bound only caps what a worker that sends frames without events can pin.
+ */
+const MAX_PENDING_AUDIO = 8;
 
 const END_REASON: Record<Exclude<InterruptionAction, 'continue'>, UtteranceEndReason> = {
   discard: 'discarded',
@@ -27,9 +39,17 @@ const END_REASON: Record<Exclude<InterruptionAction, 'continue'>, UtteranceEndRe
  * discards, repairs or parks the assistant's turn). Speech over the assistant that the runtime lets
  * pass (a backchannel, other-directed or background speech) yields `venus.*` events only.
  *
+ * Assistant audio arrives in two parts: the samples in an `assistant_audio` frame, then the
+ * `assistant.audio` timeline event with their MediaRef. The samples are held until their event, so
+ * audio deltas keep their place among the other timeline events (an utterance finished or an
+ * interruption between two chunks).
+ *
  * @example
  *   const relay = new TimelineRelay({ emit, responses, estimator });
- *   link.onFrame(session, (frame) => frame.kind === 'timeline' && relay.handle(frame.event));
+ *   link.onFrame(session, (frame) => {
+ *     if (frame.kind === 'assistant_audio') relay.audioSamples(frame);
+ *     if (frame.kind === 'timeline') relay.handle(frame.event);
+ *   });
  */
 export class TimelineRelay {
   readonly #deps: TimelineRelayDeps;
@@ -37,9 +57,20 @@ export class TimelineRelay {
   #speechItemId: string | undefined;
   #userSpeaking = false;
   #speechStartedAtMs = 0;
+  /** Samples of assistant audio chunks whose timeline event has not arrived yet, keyed `utterance/chunk`. */
+  readonly #pendingAudio = new Map<string, Int16Array>();
 
   constructor(deps: TimelineRelayDeps) {
     this.#deps = deps;
+  }
+
+  /** Holds the samples of an assistant audio chunk until its `assistant.audio` event. */
+  audioSamples(frame: Extract<WorkerToEdgeFrame, { kind: 'assistant_audio' }>): void {
+    this.#pendingAudio.set(audioKey(frame.utteranceId, frame.audioChunkSeq), bytesToPcm(frame.pcm24k));
+    if (this.#pendingAudio.size > MAX_PENDING_AUDIO) {
+      const oldest = this.#pendingAudio.keys().next().value;
+      if (oldest !== undefined) this.#pendingAudio.delete(oldest);
+    }
   }
 
   handle(event: TimelineEvent): void {
@@ -56,9 +87,14 @@ export class TimelineRelay {
       case 'assistant.text':
         responses.text(event.data.utteranceId, event.data.delta);
         return;
-      case 'assistant.audio':
-        responses.audio(event.data.utteranceId, event.data.pcm24k, event.data.durationMs);
+      case 'assistant.audio': {
+        const key = audioKey(event.data.utteranceId, event.data.audioChunkSeq);
+        const pcm = this.#pendingAudio.get(key);
+        this.#pendingAudio.delete(key);
+        // No samples (a replayed event, or its frame was dropped): nothing to play, the event still counts.
+        if (pcm !== undefined) responses.audio(event.data.utteranceId, pcm, event.data.durationMs);
         return;
+      }
       case 'assistant.interruption':
         this.#interruption(event);
         return;
@@ -189,17 +225,16 @@ export class TimelineRelay {
   }
 }
 
-/** The event as consoles see it: audio and video payloads removed (they travel as audio deltas, or not at all). */
+function audioKey(utteranceId: string, audioChunkSeq: number): string {
+  return `${utteranceId}/${audioChunkSeq}`;
+}
+
+/**
+ * The event as consoles see it: video payloads removed (audio events carry only a MediaRef; the
+ * samples travel as audio deltas, or not at all).
+ */
 export function withoutPayload(event: TimelineEvent): unknown {
   switch (event.type) {
-    case 'user.audio': {
-      const { pcm16k: _pcm, ...data } = event.data;
-      return { ...event, data };
-    }
-    case 'assistant.audio': {
-      const { pcm24k: _pcm, ...data } = event.data;
-      return { ...event, data };
-    }
     case 'user.video': {
       const { data: _bytes, ...data } = event.data;
       return { ...event, data };

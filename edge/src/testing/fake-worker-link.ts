@@ -40,6 +40,15 @@ export class FakeWorkerLink implements WorkerLink {
     return event;
   }
 
+  /**
+   * Pushes the samples of an assistant audio chunk as the session host sends them: an
+   * `assistant_audio` frame, right before the chunk's `assistant.audio` event (push that next).
+   */
+  pushAudioSamples(session: string, chunk: { utteranceId: string; audioChunkSeq: number }, pcm24k: Int16Array): void {
+    const bytes = new Uint8Array(pcm24k.buffer as ArrayBuffer, pcm24k.byteOffset, pcm24k.byteLength);
+    this.push({ kind: 'assistant_audio', session, ...chunk, pcm24k: bytes });
+  }
+
   listenerCount(session: string): number {
     return this.#listeners.get(session)?.size ?? 0;
   }

@@ -1,4 +1,3 @@
-import { pcmToBase64 } from '@venus/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type RTCDataChannel,
@@ -163,10 +162,17 @@ describe('a WebRTC call', () => {
       type: 'assistant.utterance',
       data: { utteranceId: 'utt_1', phase: 'started' },
     });
+    link.pushAudioSamples(sessionId, { utteranceId: 'utt_1', audioChunkSeq: 0 }, tone(2000));
     link.pushTimeline(sessionId, {
       stream: 'assistant',
       type: 'assistant.audio',
-      data: { utteranceId: 'utt_1', audioChunkSeq: 0, pcm24k: pcmToBase64(tone(2000)), startMs: 0, durationMs: 2000 },
+      data: {
+        utteranceId: 'utt_1',
+        audioChunkSeq: 0,
+        audio: { segmentId: 'a:0', track: 'assistant', offsetMs: 0, durationMs: 2000, sampleRateHz: 24_000 },
+        startMs: 0,
+        durationMs: 2000,
+      },
     });
     // With the clock standing still, only the sender's 40 ms lead goes out: frames due at 0, 20, 40 ms.
     expect(call.stats.rtpPacketsOut).toBe(3);

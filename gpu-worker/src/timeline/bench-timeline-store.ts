@@ -8,9 +8,6 @@ export interface BenchTimelineStoreResult {
   eventsPerSec: number;
 }
 
-/** 40 ms of 16 kHz s16 audio: the size of a typical user.audio event. */
-const AUDIO_BYTES = 1280;
-
 /**
  * Measures one-event appends, awaited one after another as a session host issues them, on a fresh
  * session that is deleted afterwards. A benchmark, not a test: callers print the numbers.
@@ -23,7 +20,6 @@ export async function benchTimelineStore(
   options: { events: number },
 ): Promise<BenchTimelineStoreResult> {
   const session = `bench-${randomUUID()}`;
-  const pcm16k = Buffer.alloc(AUDIO_BYTES, 7).toString('base64');
   const latencies: number[] = [];
   const started = performance.now();
   let elapsedMs = 0;
@@ -36,7 +32,18 @@ export async function benchTimelineStore(
         atMs: seq * 40,
         stream: 'user',
         type: 'user.audio',
-        data: { inputSeq: seq - 1, pcm16k, durationMs: 40 },
+        // A typical user.audio event: 40 ms of microphone audio, referenced (its samples are in the media store).
+        data: {
+          inputSeq: seq - 1,
+          audio: {
+            segmentId: `u:${seq}`,
+            track: 'user',
+            offsetMs: (seq - 1) * 40,
+            durationMs: 40,
+            sampleRateHz: 16_000,
+          },
+          durationMs: 40,
+        },
       };
       const t0 = performance.now();
       await store.append([event]);
