@@ -79,6 +79,10 @@ export const DelegationRequestSchema = z.object({
 export type DelegationRequest = z.infer<typeof DelegationRequestSchema>;
 export type DelegationRequestInput = z.input<typeof DelegationRequestSchema>;
 
+export const RESULT_URGENCIES = ['correction', 'need_input', 'approval', 'important', 'progress'] as const;
+export const ResultUrgencySchema = z.enum(RESULT_URGENCIES);
+export type ResultUrgency = z.infer<typeof ResultUrgencySchema>;
+
 /** What the background hands back: a short spoken-style reply, checked for size and freshness. */
 export const BackendResultSchema = z.object({
   workId: WorkIdSchema,
@@ -91,6 +95,12 @@ export const BackendResultSchema = z.object({
   data: z.unknown().optional(),
   functionName: z.string().optional(),
   policy: DeliveryPolicySchema,
+  /**
+   * How the host orders it among waiting results (the official harness's scheduling): a
+   * correction, a question that needs the user's input, an approval or an important result goes
+   * before ordinary ones; `progress` goes last. Absent: an ordinary result.
+   */
+  urgency: ResultUrgencySchema.optional(),
   completedAtMs: z.number().nonnegative(),
   expiresAtMs: z.number().nonnegative(),
 });

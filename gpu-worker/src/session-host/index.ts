@@ -3,6 +3,7 @@ export {
   type BoundaryState,
   decideAdmission,
   type PendingResult,
+  planBoundary,
   requiredSilenceMs,
 } from './admission.ts';
 export { type DelegateParseEvent, DelegateParser } from './delegate-parser.ts';
@@ -10,3 +11,4 @@ export { PlaybackLedger } from './playback-ledger.ts';
 export { SessionHost, type SessionHostOptions } from './session-host.ts';
 export { SessionRuntime, type SessionRuntimeOptions } from './session-runtime.ts';
 export { StepStats } from './step-stats.ts';
+export { type InterruptOutcome, UtteranceHandle } from './utterance-handle.ts';

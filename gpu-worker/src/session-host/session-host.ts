@@ -1,19 +1,26 @@
 import {
+  createLogger,
   type DelegationExecutor,
   type EdgeToWorkerFrame,
   EdgeToWorkerFrameSchema,
+  type MediaStore,
   type ModelPort,
   type TimelineStore,
   toVenusError,
   type WorkerToEdgeFrame,
 } from '@venus/protocol';
+import { MemoryMediaStore } from '../media/memory-media-store.ts';
 import { SessionRuntime } from './session-runtime.ts';
 import { StepStats } from './step-stats.ts';
+
+const log = createLogger('gpu-worker.session-host');
 
 export interface SessionHostOptions {
   model: ModelPort;
   executor: DelegationExecutor;
   store: TimelineStore;
+  /** Where audio samples live (the timeline refers to them). Default: an in-memory ring per session. */
+  media?: MediaStore;
   now?: () => number;
   /** Step sessions on timers (default true); tests may drive `boundary()` by hand. */
   autoStep?: boolean;
@@ -35,8 +42,10 @@ export class SessionHost {
   private readonly listeners = new Set<(frame: WorkerToEdgeFrame) => void>();
   private readonly unsubscribeWork: () => void;
   readonly stepStats = new StepStats();
+  readonly media: MediaStore;
 
   constructor(private readonly opts: SessionHostOptions) {
+    this.media = opts.media ?? new MemoryMediaStore();
     this.unsubscribeWork = opts.executor.subscribe((event) => this.sessions.get(event.session)?.onWorkEvent(event));
   }
 
@@ -111,6 +120,7 @@ export class SessionHost {
         model,
         executor: this.opts.executor,
         store: this.opts.store,
+        media: this.media,
         emit: (f) => this.emit(f),
         startSeq,
         ...(this.opts.now ? { now: this.opts.now } : {}),
@@ -163,8 +173,9 @@ export class SessionHost {
     for (const l of this.listeners) {
       try {
         l(frame);
-      } catch {
+      } catch (err) {
         // A failing listener (a closed edge socket) must not stop the session.
+        log.warn({ err, session: frame.session, kind: frame.kind }, 'frame listener failed');
       }
     }
   }
@@ -173,5 +184,6 @@ export class SessionHost {
     this.unsubscribeWork();
     await Promise.all([...this.sessions.values()].map((s) => s.close('worker_shutdown')));
     this.sessions.clear();
+    if (!this.opts.media) await this.media.close();
   }
 }

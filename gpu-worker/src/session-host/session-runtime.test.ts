@@ -1,6 +1,9 @@
 import type {
   DelegationExecutor,
   DelegationRequest,
+  MediaRef,
+  MediaStore,
+  MediaTrack,
   ModelSession,
   OutputStep,
   TimelineEvent,
@@ -85,6 +88,28 @@ class FakeStore implements Pick<TimelineStore, 'append'> {
   }
 }
 
+/** Fake media store: keeps nothing, hands out references in order. */
+class FakeMediaStore implements MediaStore {
+  private n = 0;
+  put(_session: string, track: MediaTrack, pcm: Int16Array, sampleRateHz: 16_000 | 24_000): MediaRef {
+    return {
+      segmentId: `${track}:${++this.n}`,
+      track,
+      offsetMs: 0,
+      durationMs: (pcm.length * 1000) / sampleRateHz,
+      sampleRateHz,
+    };
+  }
+  async read() {
+    return null;
+  }
+  async recent() {
+    return [];
+  }
+  endSession() {}
+  async close() {}
+}
+
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 function setup() {
@@ -101,6 +126,7 @@ function setup() {
     model,
     executor,
     store: store as unknown as TimelineStore,
+    media: new FakeMediaStore(),
     emit: (f) => {
       if (f.kind === 'timeline') emitted.push(f.event);
     },
@@ -219,7 +245,13 @@ describe('SessionRuntime', () => {
     expect('The weather in Paris is mild.'.startsWith(intr!.data.heardText)).toBe(true);
     expect(executor.cancelled).toEqual([executor.submitted[0]!.workId]);
     expect(ofType('work.state').map((e) => e.data.state)).toEqual(['QUEUED', 'CANCELLING', 'CANCELLED']);
-    expect(model.acks.at(-1)).toEqual({ utteranceId: 'u1', playedMs: 80, final: true });
+    // The model's context keeps exactly the heard text the timeline records.
+    expect(model.acks.at(-1)).toEqual({
+      utteranceId: 'u1',
+      playedMs: 80,
+      final: true,
+      heardText: intr!.data.heardText,
+    });
     // Late output of the discarded utterance is dropped.
     model.script.push({ utteranceId: 'u1', text: 'late', audio: audio(160) });
     await boundary();

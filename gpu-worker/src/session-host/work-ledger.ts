@@ -13,7 +13,12 @@ export interface WorkRecord {
   /** The plain-language request, and when it was made (session clock). */
   query: string;
   createdAtMs: number;
+  /** The function the harness chose for it, once it said. */
+  functionName?: string;
 }
+
+/** Works a session remembers; past it, the oldest finished ones are forgotten (open ones never are). */
+export const MAX_TRACKED_WORKS = 256;
 
 /**
  * Work states of one session's delegations, enforcing the lifecycle's transitions so that a late or
@@ -34,6 +39,7 @@ export class WorkLedger {
       deliveredBy: null,
     };
     this.works.set(workId, record);
+    if (this.works.size > MAX_TRACKED_WORKS) this.evictOldestFinished();
     return record;
   }
 
@@ -69,5 +75,13 @@ export class WorkLedger {
 
   all(): WorkRecord[] {
     return [...this.works.values()];
+  }
+
+  private evictOldestFinished(): void {
+    for (const [id, w] of this.works) {
+      if (!isTerminal(w.state)) continue;
+      this.works.delete(id);
+      if (this.works.size <= MAX_TRACKED_WORKS) return;
+    }
   }
 }

@@ -1,0 +1,164 @@
+import {
+  BackendResultSchema,
+  type DelegationExecutor,
+  stripReservedTags,
+  toVenusError,
+  type WorkEvent,
+  type WorkState,
+} from '@venus/protocol';
+import type { SessionState } from './session-state.ts';
+import type { UtteranceHandle } from './utterance-handle.ts';
+
+/**
+ * The session's side of background work: hands delegations to the executor with their evidence
+ * cutoff and a snapshot of the other works, records work states (the lifecycle refuses backward
+ * moves), lands results, admits them at boundaries as the scheduler plans, and cancels.
+ */
+export class WorkDesk {
+  constructor(
+    private readonly s: SessionState,
+    private readonly executor: DelegationExecutor,
+    /** Cuts the active utterance so an `interrupt` result is spoken now. */
+    private readonly cutIn: (workId: string) => void,
+  ) {}
+
+  /** A completed delegate span in utterance `u`. */
+  delegate(u: UtteranceHandle, query: string, chunk: number): void {
+    const { s } = this;
+    const refusal = s.book.refuse(query);
+    if (refusal) {
+      s.writer.error(refusal.code, refusal.message);
+      return;
+    }
+    const incarnation = s.model.incarnation;
+    const work = s.book.open(u.id, query, incarnation, s.nowMs());
+    const { workId } = work;
+    const evidenceCutoffSeq = s.evidenceCutoffSeq;
+    s.writer.append(
+      { stream: 'assistant', type: 'assistant.delegate', data: { workId, query, evidenceCutoffSeq, private: true } },
+      chunk,
+    );
+    u.workIds.push(workId);
+    s.writer.append({ stream: 'background', type: 'work.state', data: { workId, state: 'QUEUED' } }, chunk);
+    const policy = s.config.deliveryPolicy;
+    this.executor
+      .submit({
+        workId,
+        session: s.sessionId,
+        incarnation,
+        tenant: s.tenant,
+        query,
+        evidenceCutoffSeq,
+        chunk,
+        createdAtMs: s.now(),
+        workSnapshot: s.book.snapshot(workId, s.nowMs()),
+        policy: policy === 'when_idle' ? undefined : policy,
+      })
+      .catch((err: unknown) => {
+        const e = toVenusError(err);
+        s.writer.error(e.code, `delegation ${workId} was not accepted: ${e.message}`);
+        this.setState(workId, 'FAILED', e.code);
+      });
+  }
+
+  onWorkEvent(event: WorkEvent): void {
+    const { s } = this;
+    const work = s.book.works.get(event.workId);
+    if (!work) return;
+    if (event.kind === 'state') {
+      if (event.functionName) work.functionName = event.functionName;
+      if (event.state === 'QUEUED' && work.state === 'QUEUED') return;
+      this.setState(event.workId, event.state, event.reason, undefined, event.functionName);
+      return;
+    }
+    if (work.state === 'CANCELLING' || work.state === 'CANCELLED') return;
+    if (event.kind === 'progress') {
+      const { workId, message, elapsedMs } = event;
+      s.writer.append({ stream: 'background', type: 'work.progress', data: { workId, message, elapsedMs } });
+      return;
+    }
+    if (work.resultSeq !== null) return; // a retried job's second result: delivered once
+    const parsed = BackendResultSchema.safeParse(event.result);
+    if (!parsed.success || parsed.data.session !== s.sessionId) {
+      s.writer.error('invalid_event', `result for ${event.workId} is malformed`);
+      return;
+    }
+    const result = { ...parsed.data, text: stripReservedTags(parsed.data.text) };
+    this.setState(event.workId, result.ok ? 'COMPLETED' : 'FAILED', result.ok ? undefined : 'function failed');
+    const ev = s.writer.append({ stream: 'background', type: 'work.result', data: { result } });
+    const overflowed = s.book.land(result, ev.seq, ev.chunk, ev.atMs);
+    if (overflowed) this.setState(overflowed, 'EXPIRED', 'result buffer full');
+  }
+
+  /** Admission at the boundary that ends `chunk`: as planned by the scheduler, in its order. */
+  admit(chunk: number): void {
+    const { s } = this;
+    const nowMs = s.nowMs();
+    const plan = s.book.planBoundary({
+      chunk,
+      nowMs,
+      wallNowMs: s.now(),
+      incarnation: s.model.incarnation,
+      userSpeaking: s.userSpeaking,
+      assistantBusy: s.active() !== null || s.ledger.isAudible(nowMs),
+      lastActivityAtMs: s.lastActivityAtMs,
+    });
+    for (const { pending, reason } of plan.expire) this.setState(pending.result.workId, 'EXPIRED', reason, chunk);
+    for (const { pending, mode, cutIn } of plan.admit) {
+      const { workId } = pending.result;
+      if (cutIn) this.cutIn(workId);
+      const attemptId = `${workId}:${s.model.incarnation}`;
+      const work = s.book.works.get(workId);
+      if (work) work.attemptId = attemptId;
+      const text = `<backend>${stripReservedTags(pending.result.text)}</backend>`;
+      s.model.guard(s.model.model.prefill({ text, workId, attemptId, mode }));
+      s.writer.append(
+        { stream: 'background', type: 'work.admitted', data: { workId, resultSeq: pending.resultSeq, mode } },
+        chunk,
+      );
+      if (mode === 'silent') {
+        this.setState(workId, 'DELIVERED', 'silent', chunk);
+      } else {
+        s.userInputSinceAdmission = false;
+        this.setState(workId, 'DELIVERING', undefined, chunk);
+      }
+    }
+  }
+
+  cancel(workId: string, reason: string, fromClient: boolean): void {
+    const { s } = this;
+    if (!s.book.works.get(workId)) {
+      if (fromClient) s.writer.error('work_not_found', `no work ${workId} in this session`);
+      return;
+    }
+    if (!this.setState(workId, 'CANCELLING', reason)) return;
+    s.book.dropPending(workId);
+    this.executor.cancel(workId, reason).catch(() => {
+      // Already finished in the background: its result is dropped here, so the cancel still holds.
+      this.setState(workId, 'CANCELLED', reason);
+    });
+  }
+
+  /** The result that the ended utterance `u` spoke is delivered once it was cut or fully played. */
+  checkDelivered(u: UtteranceHandle, chunk?: number): void {
+    if (!u.finished || !u.speaksAttemptId) return;
+    const w = this.s.book.works.byAttempt(u.speaksAttemptId);
+    if (!w) return;
+    if (u.reason !== 'completed')
+      this.setState(w.workId, 'DELIVERED', `interrupted after ${Math.round(u.ackedMs ?? 0)} ms heard`, chunk);
+    else if (u.fullyPlayed && w.state === 'DELIVERING') this.setState(w.workId, 'DELIVERED', 'playback acknowledged');
+  }
+
+  setState(workId: string, state: WorkState, reason?: string, chunk?: number, functionName?: string): boolean {
+    if (!this.s.book.works.transition(workId, state)) return false;
+    this.s.writer.append(
+      {
+        stream: 'background',
+        type: 'work.state',
+        data: { workId, state, ...(reason ? { reason } : {}), ...(functionName ? { functionName } : {}) },
+      },
+      chunk,
+    );
+    return true;
+  }
+}
