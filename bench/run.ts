@@ -7,16 +7,18 @@ import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
 import { runRelayOverhead } from './relay-overhead.ts';
 import { fmt, table } from './report.ts';
+import { runWebRtcRates } from './webrtc-rates.ts';
 
 /**
  * `npm run bench`: prints the runtime's speed and memory figures (medians, p99, ratios). Sections:
  * foreground (sessions vs step latency, deadline misses and memory; 50 sessions with 8 slow
  * delegations in flight each: `delegation-load`), timeline stores, delegation (round trip and cancel latency), relay
- * (edge relay overhead; memory of idle connections). Pick sections with `--only a,b`; `--quick` shortens
+ * (edge relay overhead; memory of idle connections), webrtc (RTP packet rates of a headless Chromium
+ * call). Pick sections with `--only a,b`; `--quick` shortens
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
 const args = process.argv.slice(2);
-const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay'];
+const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay', 'webrtc'];
 // `--only a,b` or `--only=a,b`.
 const onlyAt = args.findIndex((a) => a === '--only' || a.startsWith('--only='));
 const onlyArg =
@@ -240,6 +242,25 @@ if (want('relay')) {
     ]),
   );
   if (idle.failed > 0) print(`(${idle.failed} connections failed to open: ${idle.firstError ?? 'unknown'})`);
+}
+
+if (want('webrtc')) {
+  // RTP packet rates both ways by the browser's own stats clock while the assistant speaks (the
+  // tests check packets against audio durations; the rate is this figure).
+  process.stderr.write('webrtc: a headless Chromium call…\n');
+  const w = await runWebRtcRates({ measureS: quick ? 1 : 2 });
+  print(
+    table('WebRTC call from headless Chromium (20 ms Opus: 50 packets/s is real time)', [
+      {
+        'connect ms': w.connectMs,
+        'browser→edge packets/s': w.upPerSec,
+        'edge→browser packets/s': w.downPerSec,
+        'lost (whole call)': w.lost,
+        'window ms': w.windowMs,
+        'load avg': loadavg()[0] ?? 0,
+      },
+    ]),
+  );
 }
 
 await stopRedis();
