@@ -22,7 +22,11 @@ class FakeModelSession implements ModelSession {
   readonly prefills: { text: string; attemptId: string; mode: string }[] = [];
   readonly acks: { utteranceId: string; playedMs: number; final: boolean }[] = [];
   readonly parked: string[] = [];
+  cancels = 0;
   private stepSeq = 0;
+  async cancelResponse() {
+    this.cancels += 1;
+  }
   async appendAudio(i: { inputSeq: number }) {
     return { inputSeq: i.inputSeq };
   }
@@ -288,5 +292,66 @@ describe('SessionRuntime', () => {
     rt.handleFrame({ kind: 'text', session: 's1', itemId: 'i1', text: 'hello' });
     await boundary();
     expect(ofType('user.text')).toHaveLength(1);
+  });
+
+  it('an interrupt result cuts in on the current speech: the utterance ends at what was heard before the prefill', async () => {
+    const { model, executor, boundary, ofType } = setup();
+    model.script.push({
+      utteranceId: 'u1',
+      text: '<delegate>alarm</delegate>Let me tell you a long story.',
+      audio: audio(160),
+    });
+    await boundary();
+    const req = executor.submitted[0]!;
+    executor.emit({
+      kind: 'result',
+      session: 's1',
+      incarnation: 0,
+      workId: req.workId,
+      result: {
+        workId: req.workId,
+        session: 's1',
+        incarnation: 0,
+        ok: true,
+        text: 'The alarm went off.',
+        policy: 'interrupt',
+        completedAtMs: 0,
+        expiresAtMs: Number.MAX_SAFE_INTEGER,
+      },
+    });
+    // The result landed during chunk 1: it is eligible at the boundary that ends chunk 2, not before.
+    model.script.push({ utteranceId: 'u1', text: ' It began', audio: audio(160) });
+    await boundary();
+    expect(ofType('assistant.interruption')).toEqual([]);
+    model.script.push({ utteranceId: 'u1', text: ' in a town', audio: audio(160) });
+    await boundary();
+    const [intr] = ofType('assistant.interruption');
+    expect(intr?.data).toMatchObject({ action: 'discard', utteranceId: 'u1' });
+    expect(model.cancels).toBe(1);
+    expect(model.prefills.map((p) => p.text)).toEqual(['<backend>The alarm went off.</backend>']);
+    const order = ofType('assistant.interruption')
+      .concat(ofType('work.admitted') as never[])
+      .sort((a, b) => a.seq - b.seq)
+      .map((e) => e.type);
+    expect(order).toEqual(['assistant.interruption', 'work.admitted']);
+    // Late output of the cut utterance is dropped.
+    expect(ofType('assistant.text').some((e) => e.data.delta.includes('in a town'))).toBe(false);
+  });
+
+  it("sends the delegation with a snapshot of the session's other works", async () => {
+    const { model, executor, boundary } = setup();
+    model.script.push({ utteranceId: 'u1', text: '<delegate>weather in Paris</delegate>', turnFinished: true });
+    await boundary();
+    model.script.push({
+      utteranceId: 'u2',
+      text: '<delegate>how are my requests going</delegate>',
+      turnFinished: true,
+    });
+    await boundary();
+    const [first, second] = executor.submitted;
+    expect(first?.workSnapshot).toEqual([]);
+    expect(second?.workSnapshot).toEqual([
+      { workId: first!.workId, query: 'weather in Paris', state: 'QUEUED', ageMs: 160 },
+    ]);
   });
 });
