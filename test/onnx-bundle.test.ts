@@ -6,15 +6,10 @@ import { type ModelSession, type OutputStep, SessionConfigSchema } from '@venus/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MemoryTimelineStore, SessionHost } from '../gpu-worker/src/index.ts';
-import {
-  loadBundle,
-  makeTinyBundle,
-  OnnxBundleModelPort,
-  TINY_BACKEND_REPLY,
-  TINY_BUNDLE_DIR,
-  TINY_USER_REPLY,
-} from '../gpu-worker/src/model-ports/onnx-bundle/index.ts';
+import { loadBundle, OnnxBundleModelPort } from '../gpu-worker/src/model-ports/onnx-bundle/index.ts';
 import { modelPortContract } from './contracts/model-port-contract.ts';
+import { makeTinyBundle, TINY_BUNDLE_DIR } from './fixtures/tiny-bundle/make-tiny-bundle.ts';
+import { TINY_BACKEND_REPLY, TINY_USER_REPLY } from './fixtures/tiny-bundle/tiny-model.ts';
 import { recordPlayedTimeline } from './support/played-timeline.ts';
 
 /**

@@ -1,4 +1,15 @@
-export { OVERLAP_RULES } from './audio-overlap.ts';
+export { OVERLAP_RULES } from '../perception/overlap-policy.ts';
+export {
+  SILERO_VAD_MODEL_PATH,
+  SileroVad,
+  type SileroVadOptions,
+  VAD_FRAME_SAMPLES,
+  VadStream,
+} from '../perception/silero-vad.ts';
+export {
+  ThreadSessionHandle as ReferenceModelSession,
+  ThreadSessionHandle,
+} from '../threaded-port/thread-session-handle.ts';
 export {
   benchReferenceModel,
   type ReferenceModelBenchOptions,
@@ -12,7 +23,5 @@ export {
   type ReferenceModelOptions,
   ReferenceModelPort,
 } from './reference-model-port.ts';
-export { ReferenceModelSession } from './reference-model-session.ts';
 export { pcm16ToFloat, resampleFloat, resamplePcm16 } from './resample.ts';
-export { SILERO_VAD_MODEL_PATH, SileroVad, type SileroVadOptions, VAD_FRAME_SAMPLES, VadStream } from './silero-vad.ts';
 export { encodeWav, parseWav } from './wav.ts';

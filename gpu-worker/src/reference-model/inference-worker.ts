@@ -4,40 +4,27 @@
  * strictly in order. Speech is requested from the TTS threads and never awaited by a step.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { serveDuplexDialogues } from '../duplex-dialogue/serve-duplex-dialogues.ts';
 import { DialogueSession, type Synthesize } from './dialogue-session.ts';
-import { SileroVad } from './silero-vad.ts';
-import { ThreadSessions } from './thread-sessions.ts';
 import { TtsClient } from './tts-client.ts';
-import { VadBatcher } from './vad-batcher.ts';
-import type { InferenceToMain, InferenceWorkerData, MainToInference, SessionCall } from './worker-protocol.ts';
+import type { InferenceToMain, InferenceWorkerData, ReferenceOpen } from './worker-protocol.ts';
 
 const data = workerData as InferenceWorkerData;
 const port = parentPort;
 if (!port) throw new Error('inference-worker must run in a worker thread');
 
-const vad = await SileroVad.create({ maxBatch: data.maxBatch, intraOpNumThreads: 1 });
-const batcher = new VadBatcher(vad);
 const tts = new TtsClient(data.ttsPorts);
-const sessions = new ThreadSessions<DialogueSession>(port, step);
-
-async function step(dialogue: DialogueSession, request: Extract<SessionCall, { op: 'step' }>['request']) {
-  const plan = dialogue.beginStep(request);
-  const probabilities = await batcher.score(dialogue.voice.stream, plan.frames);
-  return dialogue.finishStep(plan, probabilities);
-}
-
 const synthesize: Synthesize = (text, voice) => tts.synthesize(text, voice);
-
-sessions.serve<Extract<MainToInference, { t: 'open' }>>(
+const step = await serveDuplexDialogues(
   port,
-  (message) =>
+  data.maxBatch,
+  (message: ReferenceOpen) =>
     new DialogueSession({
       sessionId: message.sessionId,
       incarnation: message.incarnation,
       voice: message.voice,
       synthesize,
     }),
-  () => vad.close(),
 );
 
 /**

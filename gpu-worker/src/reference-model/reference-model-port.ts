@@ -1,14 +1,17 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
-import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
-import { LinkPool } from './link-pool.ts';
-import { PortSessions } from './port-sessions.ts';
-import type { ReferenceModelSession, SessionOwner } from './reference-model-session.ts';
+import type { ModelCapabilities, OpenSessionRequest } from '@venus/protocol';
+import {
+  type SessionThreadPool,
+  ThreadedModelPort,
+  threadedCapabilities,
+} from '../threaded-port/threaded-model-port.ts';
+import { startWorker, WorkerLink } from '../threaded-port/worker-link.ts';
 import { TEXT_SPECIAL_TOKENS } from './special-tokens.ts';
-import { startWorker, WorkerLink } from './worker-link.ts';
 import type {
   InferenceToMain,
   InferenceWorkerData,
   MainToInference,
+  ReferenceOpen,
   TtsControl,
   TtsToMain,
   TtsWorkerData,
@@ -55,15 +58,14 @@ const MAX_SESSIONS_CAP = 256;
  *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  *   await port.close();
  */
-export class ReferenceModelPort implements ModelPort, SessionOwner {
-  private readonly sessions = new PortSessions();
-  private isClosed = false;
-
+export class ReferenceModelPort extends ThreadedModelPort<ReferenceOpen> {
   private constructor(
-    private readonly pool: LinkPool<MainToInference>,
+    pool: SessionThreadPool<ReferenceOpen>,
     private readonly ttsWorkers: Worker[],
     readonly calibration: ReferenceModelCalibration,
-  ) {}
+  ) {
+    super(pool, { modelName: 'the reference model', maxSessions: calibration.maxSessions });
+  }
 
   static async create(options: ReferenceModelOptions = {}): Promise<ReferenceModelPort> {
     const inferenceThreads = Math.max(1, Math.floor(options.inferenceThreads ?? 1));
@@ -81,11 +83,10 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
     }
     const ttsWorkers = tts.map((t) => t.worker);
     const stepCosts: number[] = [];
-    let pool: LinkPool<MainToInference>;
+    let pool: SessionThreadPool<ReferenceOpen>;
     try {
-      // Replacements of crashed threads skip calibration: the capacity was set at startup.
-      pool = await LinkPool.start(inferenceThreads, async (i) => {
-        const started = await startInferenceThread(ttsWorkers, stepCosts[i] === undefined);
+      pool = await ThreadedModelPort.startPool(inferenceThreads, async (i, replacement) => {
+        const started = await startInferenceThread(ttsWorkers, !replacement);
         stepCosts[i] ??= started.stepCostMs;
         return started.link;
       });
@@ -103,76 +104,21 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
     return new ReferenceModelPort(pool, ttsWorkers, { stepCostMs, synthMs, maxSessions });
   }
 
-  /** Inference threads replaced after a crash so far. */
-  get restarts(): number {
-    return this.pool.restarts;
-  }
-
-  /**
-   * Test hook: makes inference thread `thread` exit at once with code 1, as a native crash would.
-   * Its sessions fail with `model_unavailable`; a replacement thread starts in its place.
-   */
-  crashForTest(thread = 0): void {
-    const link = this.pool.link(thread);
-    if (!link?.alive) throw new VenusError('model_unavailable', `inference thread ${thread} is not running`);
-    link.send({ t: 'crash' });
-  }
-
-  /** Resolves once no crashed thread is still being replaced. */
-  recovered(): Promise<void> {
-    return this.pool.settled();
-  }
-
-  get closed(): boolean {
-    return this.isClosed;
-  }
-
   async capabilities(): Promise<ModelCapabilities> {
-    return {
+    return threadedCapabilities({
       model: 'venus-reference',
       modelRevision: REFERENCE_MODEL_REVISION,
       specialTokens: { ...TEXT_SPECIAL_TOKENS },
       maxSessions: this.calibration.maxSessions,
-      audioInput: true,
-      videoInput: false,
-      textInput: true,
-      nativeAudioOutput: true,
-      inputSampleRateHz: 16_000,
-      outputSampleRateHz: 24_000,
-    };
-  }
-
-  async openSession(request: OpenSessionRequest): Promise<ReferenceModelSession> {
-    if (this.isClosed) throw new VenusError('model_unavailable', 'the reference model port is closed');
-    const capacity = { maxSessions: this.calibration.maxSessions, open: this.openCount(), name: 'the reference model' };
-    return this.sessions.open(request, capacity, this, async (handle) => {
-      const link = await this.pool.pick();
-      await link.call({
-        t: 'open',
-        id: link.nextId(),
-        handle,
-        sessionId: request.sessionId,
-        incarnation: request.incarnation,
-        ...(request.voice ? { voice: request.voice } : {}),
-      });
-      return link;
     });
   }
 
-  released(session: ReferenceModelSession): void {
-    this.sessions.released(session);
+  protected openFields(request: OpenSessionRequest): { voice?: string } {
+    return request.voice ? { voice: request.voice } : {};
   }
 
-  async close(): Promise<void> {
-    if (this.isClosed) return;
-    this.isClosed = true;
-    await this.pool.close();
-    this.sessions.clear();
+  protected override async afterClose(): Promise<void> {
     await Promise.all(this.ttsWorkers.map((w) => w.terminate()));
-  }
-
-  private openCount(): number {
-    return this.pool.alive.reduce((n, l) => n + l.sessions, 0);
   }
 }
 
@@ -180,7 +126,7 @@ export class ReferenceModelPort implements ModelPort, SessionOwner {
 async function startInferenceThread(
   ttsWorkers: readonly Worker[],
   calibrate: boolean,
-): Promise<{ link: WorkerLink; stepCostMs: number }> {
+): Promise<{ link: WorkerLink<MainToInference>; stepCostMs: number }> {
   const ttsPorts = ttsWorkers.map((w) => {
     const channel = new MessageChannel();
     const attach: TtsControl = { t: 'port', port: channel.port2 };
@@ -190,5 +136,5 @@ async function startInferenceThread(
   const data: InferenceWorkerData = { ttsPorts, maxBatch: 64, calibrate };
   const started = await startWorker<InferenceToMain>(new URL('./inference-worker.ts', import.meta.url), data, ttsPorts);
   const stepCostMs = started.ready.t === 'ready' ? started.ready.stepCostMs : Number.NaN;
-  return { link: new WorkerLink(started.worker), stepCostMs };
+  return { link: new WorkerLink<MainToInference>(started.worker), stepCostMs };
 }

@@ -1,4 +1,5 @@
-import type { OutputStep } from '@venus/protocol';
+import type { OutputStep, SpokenSegment } from '@venus/protocol';
+import type { SpokenUtterance } from '../duplex-dialogue/duplex-dialogue.ts';
 import type { RequestIntent } from './intents.ts';
 import { visibleText } from './replies.ts';
 
@@ -25,11 +26,11 @@ const MAX_DELTA_CHARS = 25;
  * Audio arrives asynchronously from the synthesiser; until then the utterance emits text only.
  *
  * @example
- *   const u = new Utterance('utt_1', { text: replyTo(intent), role: 'answer', intent });
+ *   const u = new Utterance('utt_1', { text: replyTo(intent), role: 'answer', intent }, Math.random);
  *   u.setAudio(pcm24k);
  *   const chunk = u.takeAudio(3840); // 160 ms at 24 kHz
  */
-export class Utterance {
+export class Utterance implements SpokenUtterance {
   readonly visible: string;
   audio: Int16Array | null = null;
   /** Synthesis failed: the utterance finishes with text only. */
@@ -40,9 +41,11 @@ export class Utterance {
   private textAt = 0;
   private playhead = 0;
 
+  /** `draw` returns a uniform number in [0, 1): where the next text delta ends. */
   constructor(
     readonly id: string,
     readonly spec: UtteranceSpec,
+    private readonly draw: () => number,
   ) {
     this.visible = visibleText(spec.text);
   }
@@ -51,10 +54,9 @@ export class Utterance {
     this.audio = pcm;
   }
 
-  /** The next raw text delta; `draw` returns a uniform number in [0, 1). */
-  nextTextDelta(draw: () => number): string {
+  nextTextDelta(): string {
     if (this.textAt >= this.spec.text.length) return '';
-    const size = MIN_DELTA_CHARS + Math.floor(draw() * (MAX_DELTA_CHARS - MIN_DELTA_CHARS + 1));
+    const size = MIN_DELTA_CHARS + Math.floor(this.draw() * (MAX_DELTA_CHARS - MIN_DELTA_CHARS + 1));
     const delta = this.spec.text.slice(this.textAt, this.textAt + size);
     this.textAt += delta.length;
     return delta;
@@ -76,7 +78,7 @@ export class Utterance {
   }
 
   /** All speech has been emitted, or there is none to emit. */
-  get speechDone(): boolean {
+  get done(): boolean {
     if (this.audioFailed) return this.textAt >= this.spec.text.length;
     return this.audio !== null && this.playhead >= this.audio.length;
   }
@@ -85,20 +87,12 @@ export class Utterance {
     return this.playhead / 24;
   }
 
-  get durationMs(): number | null {
-    return this.audio ? this.audio.length / 24 : null;
+  get fullText(): string {
+    return this.visible;
   }
 
-  /**
-   * The visible text the user heard after `playedMs` of playback, estimated in proportion to the
-   * audio and cut back to a word boundary (what an interrupted utterance leaves in the context).
-   */
-  heardText(playedMs: number): string {
-    const total = this.durationMs;
-    if (total === null || total === 0) return '';
-    if (playedMs >= total) return this.visible;
-    const chars = Math.floor((this.visible.length * Math.max(0, playedMs)) / total);
-    const cut = this.visible.lastIndexOf(' ', chars);
-    return cut > 0 ? this.visible.slice(0, cut) : '';
+  /** The whole visible reply is one segment, known once synthesised. */
+  get segments(): readonly SpokenSegment[] {
+    return this.audio ? [{ text: this.visible, durationMs: this.audio.length / 24 }] : [];
   }
 }

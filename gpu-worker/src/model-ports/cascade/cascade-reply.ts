@@ -1,4 +1,5 @@
-import { stripReservedTags, type VenusError } from '@venus/protocol';
+import { type SpokenSegment, stripReservedTags, type VenusError } from '@venus/protocol';
+import type { SpokenUtterance } from '../../duplex-dialogue/duplex-dialogue.ts';
 import { DelegateParser } from '../../session-host/delegate-parser.ts';
 import { SentenceSplitter } from './sentence-splitter.ts';
 
@@ -26,7 +27,7 @@ interface Segment {
  *   for (const sentence of r.pushText('Hello there! <dele')) synthesise(r.addSegment(sentence));
  *   const chunk = r.takeAudio(3840); // 160 ms at 24 kHz
  */
-export class CascadeReply {
+export class CascadeReply implements SpokenUtterance {
   readonly controller = new AbortController();
   /** The user message this reply answers, once it entered the context. */
   userEntry: { role: 'user'; content: string } | null = null;
@@ -44,7 +45,7 @@ export class CascadeReply {
   private readonly parser = new DelegateParser();
   private readonly splitter = new SentenceSplitter();
   private span: { query: string; at: number } | null = null;
-  private readonly segments: Segment[] = [];
+  private readonly sentences: Segment[] = [];
   private playSegment = 0;
   private playOffset = 0;
   private playedSamples = 0;
@@ -84,13 +85,13 @@ export class CascadeReply {
 
   addSegment(text: string): Segment {
     const segment: Segment = { text, audio: null };
-    this.segments.push(segment);
+    this.sentences.push(segment);
     return segment;
   }
 
   /** Whether a step has anything of this reply to emit yet. */
   get hasOutput(): boolean {
-    return this.textAt < this.raw.length || this.segments[0]?.audio != null;
+    return this.textAt < this.raw.length || this.sentences[0]?.audio != null;
   }
 
   /** Every raw character not yet emitted: text is passed through as fast as it streams. */
@@ -100,12 +101,16 @@ export class CascadeReply {
     return delta;
   }
 
+  restText(): string {
+    return this.nextTextDelta();
+  }
+
   /** Up to `maxSamples` of speech, crossing sentence boundaries, or null when none is ready. */
   takeAudio(maxSamples: number): Int16Array | null {
     const parts: Int16Array[] = [];
     let taken = 0;
     while (taken < maxSamples) {
-      const audio = this.segments[this.playSegment]?.audio;
+      const audio = this.sentences[this.playSegment]?.audio;
       if (!audio) break;
       const end = Math.min(audio.length, this.playOffset + (maxSamples - taken));
       if (end > this.playOffset) parts.push(audio.subarray(this.playOffset, end));
@@ -129,38 +134,25 @@ export class CascadeReply {
 
   /** All text and all speech has been emitted. */
   get done(): boolean {
-    return this.streamDone && this.textAt >= this.raw.length && this.playSegment >= this.segments.length;
+    return this.streamDone && this.textAt >= this.raw.length && this.playSegment >= this.sentences.length;
   }
 
   get emittedMs(): number {
     return this.playedSamples / 24;
   }
 
-  /** Length of the speech emitted or ready so far, in ms. */
-  get durationMs(): number {
-    return this.segments.reduce((n, s) => n + (s.audio?.length ?? 0), 0) / 24;
+  /** Sentences whose speech is synthesised, up to the first that is not yet (speech is heard in order). */
+  get segments(): readonly SpokenSegment[] {
+    const known: SpokenSegment[] = [];
+    for (const segment of this.sentences) {
+      if (!segment.audio) break;
+      known.push({ text: segment.text, durationMs: segment.audio.length / 24 });
+    }
+    return known;
   }
 
-  /**
-   * The visible text heard after `playedMs` of playback: whole sentences whose speech was played,
-   * then the played share of the next one, cut back to a word boundary.
-   */
-  heardText(playedMs: number): string {
-    let budget = Math.max(0, playedMs) * 24;
-    const heard: string[] = [];
-    for (const segment of this.segments) {
-      if (!segment.audio) break;
-      if (budget >= segment.audio.length) {
-        heard.push(segment.text);
-        budget -= segment.audio.length;
-        continue;
-      }
-      const chars = Math.floor((segment.text.length * budget) / segment.audio.length);
-      const cut = segment.text.lastIndexOf(' ', chars);
-      if (cut > 0) heard.push(segment.text.slice(0, cut));
-      break;
-    }
-    return heard.join(' ');
+  get fullText(): string {
+    return this.segments.map((s) => s.text).join(' ');
   }
 
   /** What the context keeps of this reply: the heard text, and the delegate span if the host received it. */

@@ -4,32 +4,29 @@
  * session run strictly in order; requests run in the background and a step never waits for them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { StepRequest } from '@venus/protocol';
-import { SileroVad } from '../../reference-model/silero-vad.ts';
-import { ThreadSessions } from '../../reference-model/thread-sessions.ts';
-import { VadBatcher } from '../../reference-model/vad-batcher.ts';
+import { serveDuplexDialogues } from '../../duplex-dialogue/serve-duplex-dialogues.ts';
+import type { OpenMessage } from '../../threaded-port/thread-protocol.ts';
+import type { CascadeConfig } from './cascade-config.ts';
 import { CascadeDialogue } from './cascade-dialogue.ts';
-import type { CascadeToMain, CascadeWorkerData, MainToCascade } from './cascade-worker-protocol.ts';
 import { OpenAiEndpoints } from './openai-endpoints.ts';
+
+/** A cascade session opens with the client's voice and instructions (they go into its system prompt). */
+export type CascadeOpen = OpenMessage & { voice?: string; instructions?: string };
+
+export interface CascadeWorkerData {
+  config: CascadeConfig;
+  maxBatch: number;
+}
 
 const data = workerData as CascadeWorkerData;
 const port = parentPort;
 if (!port) throw new Error('cascade-worker must run in a worker thread');
 
-const vad = await SileroVad.create({ maxBatch: data.maxBatch, intraOpNumThreads: 1 });
-const batcher = new VadBatcher(vad);
 const backends = new OpenAiEndpoints(data.config);
-async function step(dialogue: CascadeDialogue, request: StepRequest) {
-  const plan = dialogue.beginStep(request);
-  const probabilities = await batcher.score(dialogue.voice.stream, plan.frames);
-  return dialogue.finishStep(plan, probabilities);
-}
-
-const sessions = new ThreadSessions<CascadeDialogue>(port, step);
-
-sessions.serve<Extract<MainToCascade, { t: 'open' }>>(
+await serveDuplexDialogues(
   port,
-  (message) =>
+  data.maxBatch,
+  (message: CascadeOpen) =>
     new CascadeDialogue({
       sessionId: message.sessionId,
       incarnation: message.incarnation,
@@ -38,8 +35,6 @@ sessions.serve<Extract<MainToCascade, { t: 'open' }>>(
       ...(message.instructions ? { instructions: message.instructions } : {}),
       ...(data.config.systemPrompt ? { systemPrompt: data.config.systemPrompt } : {}),
     }),
-  () => vad.close(),
 );
 
-const ready: CascadeToMain = { t: 'ready' };
-port.postMessage(ready);
+port.postMessage({ t: 'ready' });

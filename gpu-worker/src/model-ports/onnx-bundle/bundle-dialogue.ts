@@ -1,5 +1,8 @@
-import type { OutputStep, PrefillAck, PrefillRequest, StepRequest } from '@venus/protocol';
+import type { OutputStep, PrefillAck, PrefillRequest, SpokenSegment, StepRequest } from '@venus/protocol';
 import { concatPcm } from '@venus/protocol';
+import { InputFence } from '../../duplex-dialogue/input-fence.ts';
+import { listenStep } from '../../duplex-dialogue/output-step.ts';
+import { PrefillLedger } from '../../duplex-dialogue/prefill-ledger.ts';
 import { type CheckpointTokenizer, TokenStreamDecoder } from '../official-service/token-decoder.ts';
 import type { BundleManifest } from './bundle-manifest.ts';
 import type { KvCache } from './components/causal-decoder.ts';
@@ -7,7 +10,7 @@ import type { KvCache } from './components/causal-decoder.ts';
 /** One piece of a step's new context, in input order. */
 export type InputSegment = { kind: 'tokens'; ids: number[] } | { kind: 'audio'; frames: Float32Array; count: number };
 
-type Queued = { seq: number; kind: 'audio'; pcm: Int16Array } | { seq: number | null; kind: 'tokens'; ids: number[] };
+type Queued = { kind: 'audio'; pcm: Int16Array } | { kind: 'tokens'; ids: number[] };
 
 /** Protocol roles the host acts on, as token ids of this bundle's tokenizer. */
 export interface RoleIds {
@@ -46,17 +49,23 @@ const SPEECH_HANGOVER_MS = 320;
  */
 export class BundleDialogue {
   readonly cache: KvCache;
-  private readonly queue: Queued[] = [];
+  private readonly queue = new InputFence<Queued>();
   private readonly audio: Float32Array;
   private audioFill = 0;
-  private readonly attempts = new Set<string>();
+  private readonly attempts = new PrefillLedger();
   private readonly text: TokenStreamDecoder;
   /** The last generated token, fed at the start of the next step. */
   private carry: number | null = null;
   private stepSeq = 0;
   private audioChunkSeq = 0;
   private utterances = 0;
-  private utterance: { id: string; ended: boolean; emittedSamples: number } | null = null;
+  private utterance: {
+    id: string;
+    ended: boolean;
+    emittedSamples: number;
+    segments: SpokenSegment[];
+    reported: number;
+  } | null = null;
   private insideDelegate = false;
   private pendingSpeakPrefill: string | null = null;
   private userSpeaking = false;
@@ -94,27 +103,30 @@ export class BundleDialogue {
   }
 
   appendAudio(inputSeq: number, pcm: Int16Array): void {
-    this.queue.push({ seq: inputSeq, kind: 'audio', pcm });
+    this.queue.push(inputSeq, { kind: 'audio', pcm });
   }
 
   appendText(inputSeq: number, text: string): void {
     // Typed text never smuggles protocol tokens into the context.
     const ids = this.opts.tokenizer.encode(text.normalize('NFC')).filter((id) => !this.opts.roles.special.has(id));
     const [before, after] = this.opts.manifest.templates.userText.split('{text}') as [string, string];
-    this.queue.push({ seq: inputSeq, kind: 'tokens', ids: [...this.encode(before), ...ids, ...this.encode(after)] });
+    this.queue.push(inputSeq, { kind: 'tokens', ids: [...this.encode(before), ...ids, ...this.encode(after)] });
   }
 
   prefill(request: PrefillRequest): PrefillAck {
-    if (this.attempts.has(request.attemptId)) return { attemptId: request.attemptId, deduplicated: true };
-    this.attempts.add(request.attemptId);
+    if (!this.attempts.admit(request.attemptId)) return { attemptId: request.attemptId, deduplicated: true };
     const { templates } = this.opts.manifest;
     const template = request.mode === 'speak' ? templates.prefillSpeak : templates.prefillSilent;
-    this.queue.push({ seq: null, kind: 'tokens', ids: this.encode(template.replace('{text}', request.text)) });
+    this.queue.push(null, { kind: 'tokens', ids: this.encode(template.replace('{text}', request.text)) });
     if (request.mode === 'speak') this.pendingSpeakPrefill = request.attemptId;
     return { attemptId: request.attemptId, deduplicated: false };
   }
 
-  /** A final acknowledgement short of what was emitted means the utterance was cut: stop generating it. */
+  /**
+   * A final acknowledgement short of what was emitted means the utterance was cut: stop generating
+   * it. The bundle's context is its KV cache, which holds every token it generated; the host's
+   * `heardText` cannot take tokens back out of it, so the cut is what the model learns.
+   */
   playbackAck(utteranceId: string, playedMs: number, final: boolean): void {
     const u = this.utterance;
     if (!final || !u || u.id !== utteranceId) return;
@@ -130,12 +142,7 @@ export class BundleDialogue {
     const segments: InputSegment[] = [];
     if (this.carry !== null) segments.push({ kind: 'tokens', ids: [this.carry] });
     this.carry = null;
-    const keep: Queued[] = [];
-    for (const q of this.queue) {
-      if (q.seq !== null && q.seq > cutoff) {
-        keep.push(q);
-        continue;
-      }
+    for (const q of this.queue.take(cutoff)) {
       if (q.kind === 'tokens') {
         if (q.ids.length > 0) segments.push({ kind: 'tokens', ids: q.ids });
         continue;
@@ -143,7 +150,6 @@ export class BundleDialogue {
       const frames = this.frame(q.pcm);
       if (frames) segments.push(frames);
     }
-    this.queue.splice(0, this.queue.length, ...keep);
     return segments;
   }
 
@@ -195,19 +201,14 @@ export class BundleDialogue {
     const s = this.step;
     if (!s) throw new Error('finishStep without beginStep');
     this.step = null;
-    if (speech && speech.length > 0) this.pendingAudio.push(toPcm16(speech));
     const u = this.utterance;
-    const out: OutputStep = {
-      stepSeq: ++this.stepSeq,
-      chunk: s.request.chunk,
-      inputSeqCutoff: s.request.inputSeqCutoff,
-      decision: 'listen',
-      text: '',
-      utteranceId: null,
-      audio: null,
-      audioChunkSeq: this.audioChunkSeq,
-      turnFinished: false,
-    };
+    if (speech && speech.length > 0) {
+      this.pendingAudio.push(toPcm16(speech));
+      // The speech head voices each token as it is generated, so this step's words and their length are known now.
+      const text = this.opts.tokenizer.decode(s.spoken).trim();
+      if (u && text) u.segments.push({ text, durationMs: speech.length / 24 });
+    }
+    const out = listenStep(++this.stepSeq, s.request, this.audioChunkSeq);
     const userSpeech = this.updateUserSpeech(speechProbabilities);
     if (userSpeech) out.userSpeech = userSpeech;
     if (!u) return out;
@@ -221,6 +222,10 @@ export class BundleDialogue {
       u.emittedSamples += audio.length;
     }
     if (s.startedUtterance && s.speaksPrefill) out.speaksPrefill = { attemptId: s.speaksPrefill };
+    if (u.segments.length > u.reported) {
+      out.spokenSegments = u.segments.slice(u.reported);
+      u.reported = u.segments.length;
+    }
     if (u.ended && this.pendingAudio.length === 0) {
       out.turnFinished = true;
       out.finishReason = 'completed';
@@ -239,6 +244,8 @@ export class BundleDialogue {
       id: `${this.opts.sessionId}-${this.opts.incarnation}-u${++this.utterances}`,
       ended: false,
       emittedSamples: 0,
+      segments: [],
+      reported: 0,
     };
     if (s) {
       s.utteranceId = this.utterance.id;
@@ -258,7 +265,7 @@ export class BundleDialogue {
     // The model learns that its turn ended here: its context continues with <|turn_eos|>.
     const ids = this.carry === null ? [this.opts.roles.turnEos] : [this.carry, this.opts.roles.turnEos];
     this.carry = null;
-    this.queue.unshift({ seq: null, kind: 'tokens', ids });
+    this.queue.unshift({ kind: 'tokens', ids });
   }
 
   private takeAudio(): Int16Array | null {

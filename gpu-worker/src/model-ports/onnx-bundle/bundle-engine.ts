@@ -1,5 +1,6 @@
 import type { OutputStep, StepRequest } from '@venus/protocol';
 import { VenusError } from '@venus/protocol';
+import { MicroBatcher } from '../../perception/micro-batcher.ts';
 import { CheckpointTokenizer } from '../official-service/token-decoder.ts';
 import { BundleDialogue, type InputSegment, type RoleIds } from './bundle-dialogue.ts';
 import type { LoadedBundle } from './bundle-manifest.ts';
@@ -12,13 +13,11 @@ import type { ProviderOptions } from './execution-provider.ts';
 interface StepJob {
   dialogue: BundleDialogue;
   request: StepRequest;
-  resolve: (step: OutputStep) => void;
-  reject: (err: unknown) => void;
 }
 
 /**
- * A bundle loaded in one worker thread: its components, and the batching of session steps. Steps
- * that arrive while a batch runs form the next batch; each batch encodes every session's audio in
+ * A bundle loaded in one worker thread: its components, and the batching of session steps (a
+ * MicroBatcher: steps that arrive while a batch runs form the next batch). Each batch encodes every session's audio in
  * one encoder run, embeds all tokens in one run, decodes all sessions together (split by the
  * decoder's `maxBatch`) greedily up to `maxTokensPerChunk` tokens each, and synthesises all spoken
  * tokens in one speech-head run.
@@ -30,9 +29,7 @@ interface StepJob {
  *   const step = await engine.step(dialogue, { chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  */
 export class BundleEngine {
-  private waiting: StepJob[] = [];
-  private scheduled = false;
-  private running = false;
+  private readonly batcher = new MicroBatcher<StepJob, OutputStep>((jobs) => this.runBatch(jobs));
 
   private constructor(
     readonly bundle: LoadedBundle,
@@ -91,36 +88,14 @@ export class BundleEngine {
 
   /** Steps one session; joins the next batch. */
   step(dialogue: BundleDialogue, request: StepRequest): Promise<OutputStep> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ dialogue, request, resolve, reject });
-      this.kick();
-    });
+    return this.batcher.submit({ dialogue, request });
   }
 
   async release(): Promise<void> {
     await Promise.all([this.embedder.release(), this.decoder.release(), this.audio?.release(), this.speech?.release()]);
   }
 
-  private kick(): void {
-    if (this.scheduled || this.running || this.waiting.length === 0) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.running = true;
-      const jobs = this.waiting;
-      this.waiting = [];
-      this.runBatch(jobs)
-        .catch((err: unknown) => {
-          for (const j of jobs) j.reject(err);
-        })
-        .finally(() => {
-          this.running = false;
-          this.kick();
-        });
-    });
-  }
-
-  private async runBatch(jobs: StepJob[]): Promise<void> {
+  private async runBatch(jobs: StepJob[]): Promise<Array<PromiseSettledResult<OutputStep>>> {
     const hidden = this.bundle.manifest.hiddenSize;
     const segments = jobs.map((j) => {
       j.dialogue.beginStep(j.request);
@@ -157,14 +132,14 @@ export class BundleEngine {
     const pcm = this.speech ? await this.speech.synthesize(spoken.flat()) : new Float32Array(0);
     const per = this.speech?.samplesPerToken ?? 0;
     let pcmAt = 0;
-    jobs.forEach((j, i) => {
+    return jobs.map((j, i) => {
       const n = spoken[i]!.length * per;
       const speech = n > 0 ? pcm.subarray(pcmAt, pcmAt + n) : null;
       pcmAt += n;
       try {
-        j.resolve(j.dialogue.finishStep(speech, speechByJob[i] ?? null));
-      } catch (err) {
-        j.reject(err);
+        return { status: 'fulfilled', value: j.dialogue.finishStep(speech, speechByJob[i] ?? null) };
+      } catch (reason) {
+        return { status: 'rejected', reason };
       }
     });
   }

@@ -6,8 +6,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { StepRequest } from '@venus/protocol';
-import { ThreadSessions } from '../../reference-model/thread-sessions.ts';
-import type { MainToInference } from '../../reference-model/worker-protocol.ts';
+import type { OpenMessage } from '../../threaded-port/thread-protocol.ts';
+import { ThreadSessions } from '../../threaded-port/thread-sessions.ts';
 import type { BundleDialogue } from './bundle-dialogue.ts';
 import { BundleEngine } from './bundle-engine.ts';
 import { loadBundle } from './bundle-manifest.ts';
@@ -36,7 +36,7 @@ if (!port) throw new Error('bundle-worker must run in a worker thread');
 const engine = await BundleEngine.load(await loadBundle(data.bundleDir), data.provider);
 const sessions = new ThreadSessions<BundleDialogue>(port, (dialogue, request) => engine.step(dialogue, request));
 
-sessions.serve<Extract<MainToInference, { t: 'open' }>>(
+sessions.serve<OpenMessage>(
   port,
   (message) => engine.openDialogue(message.sessionId, message.incarnation),
   () => engine.release(),

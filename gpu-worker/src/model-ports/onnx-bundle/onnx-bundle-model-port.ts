@@ -1,10 +1,11 @@
-import type { ModelCapabilities, ModelPort, OpenSessionRequest } from '@venus/protocol';
-import { VenusError } from '@venus/protocol';
-import { LinkPool } from '../../reference-model/link-pool.ts';
-import { PortSessions } from '../../reference-model/port-sessions.ts';
-import type { ReferenceModelSession, SessionOwner } from '../../reference-model/reference-model-session.ts';
-import { startWorker, WorkerLink } from '../../reference-model/worker-link.ts';
-import type { MainToInference } from '../../reference-model/worker-protocol.ts';
+import type { ModelCapabilities } from '@venus/protocol';
+import type { OpenMessage } from '../../threaded-port/thread-protocol.ts';
+import {
+  type SessionThreadPool,
+  ThreadedModelPort,
+  threadedCapabilities,
+} from '../../threaded-port/threaded-model-port.ts';
+import { startWorker, WorkerLink } from '../../threaded-port/worker-link.ts';
 import { type LoadedBundle, loadBundle } from './bundle-manifest.ts';
 import type { BundleWorkerData, BundleWorkerReady } from './bundle-worker.ts';
 import type { ExecutionProvider } from './execution-provider.ts';
@@ -50,21 +51,20 @@ const CHUNK_MS = 160;
  *   await s.appendAudio({ inputSeq: 1, pcm16k });
  *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  */
-export class OnnxBundleModelPort implements ModelPort, SessionOwner {
-  private readonly sessions = new PortSessions();
-  private isClosed = false;
-
+export class OnnxBundleModelPort extends ThreadedModelPort {
   private constructor(
     readonly bundle: LoadedBundle,
-    private readonly pool: LinkPool<MainToInference>,
+    pool: SessionThreadPool<OpenMessage>,
     readonly calibration: OnnxBundleCalibration,
-  ) {}
+  ) {
+    super(pool, { modelName: 'the ONNX bundle', maxSessions: calibration.maxSessions });
+  }
 
   static async create(options: OnnxBundleOptions): Promise<OnnxBundleModelPort> {
     const bundle = await loadBundle(options.bundleDir);
     const threads = Math.max(1, Math.floor(options.threads ?? 1));
     const ready: BundleWorkerReady[] = [];
-    const pool = await LinkPool.start<MainToInference>(threads, async (i) => {
+    const pool = await ThreadedModelPort.startPool(threads, async (i, replacement) => {
       const data: BundleWorkerData = {
         bundleDir: bundle.dir,
         provider: {
@@ -72,12 +72,11 @@ export class OnnxBundleModelPort implements ModelPort, SessionOwner {
           ...(options.intraOpThreads ? { intraOpThreads: options.intraOpThreads } : {}),
           ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
         },
-        // Replacements of crashed threads skip calibration: capacity was set at startup.
-        calibrate: ready[i] === undefined,
+        calibrate: !replacement,
       };
       const started = await startWorker<BundleWorkerReady>(new URL('./bundle-worker.ts', import.meta.url), data);
       ready[i] ??= started.ready;
-      return new WorkerLink<MainToInference>(started.worker);
+      return new WorkerLink(started.worker);
     });
     const stepCostMs = Math.max(...ready.map((r) => r.stepCostMs));
     const perThread = Math.floor((HEADROOM * CHUNK_MS) / Math.max(stepCostMs, 0.01));
@@ -89,68 +88,19 @@ export class OnnxBundleModelPort implements ModelPort, SessionOwner {
     });
   }
 
-  get closed(): boolean {
-    return this.isClosed;
-  }
-
-  /** Threads replaced after a crash so far. */
-  get restarts(): number {
-    return this.pool.restarts;
-  }
-
   async capabilities(): Promise<ModelCapabilities> {
     const { manifest } = this.bundle;
-    return {
+    return threadedCapabilities({
       model: manifest.name,
       modelRevision: manifest.revision,
       specialTokens: { ...manifest.specialTokens },
       maxSessions: this.calibration.maxSessions,
       audioInput: manifest.components.audio_encoder !== undefined,
-      videoInput: false,
-      textInput: true,
       nativeAudioOutput: manifest.components.speech_head !== undefined,
-      inputSampleRateHz: 16_000,
-      outputSampleRateHz: 24_000,
-    };
-  }
-
-  async openSession(request: OpenSessionRequest): Promise<ReferenceModelSession> {
-    if (this.isClosed) throw new VenusError('model_unavailable', 'the ONNX bundle port is closed');
-    const open = this.pool.alive.reduce((n, l) => n + l.sessions, 0);
-    const capacity = { maxSessions: this.calibration.maxSessions, open, name: 'the bundle' };
-    return this.sessions.open(request, capacity, this, async (handle) => {
-      const link = await this.pool.pick();
-      await link.call({
-        t: 'open',
-        id: link.nextId(),
-        handle,
-        sessionId: request.sessionId,
-        incarnation: request.incarnation,
-      });
-      return link;
     });
   }
 
-  released(session: ReferenceModelSession): void {
-    this.sessions.released(session);
-  }
-
-  /** Test hook: thread `thread` exits at once with code 1, as a native crash would. */
-  crashForTest(thread = 0): void {
-    const link = this.pool.link(thread);
-    if (!link?.alive) throw new VenusError('model_unavailable', `bundle thread ${thread} is not running`);
-    link.send({ t: 'crash' });
-  }
-
-  /** Resolves once no crashed thread is still being replaced. */
-  recovered(): Promise<void> {
-    return this.pool.settled();
-  }
-
-  async close(): Promise<void> {
-    if (this.isClosed) return;
-    this.isClosed = true;
-    await this.pool.close();
-    this.sessions.clear();
+  protected openFields(): Record<never, never> {
+    return {};
   }
 }

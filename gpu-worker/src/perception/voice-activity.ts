@@ -1,4 +1,4 @@
-import { OVERLAP_RULES } from './audio-overlap.ts';
+import { OVERLAP_RULES } from './overlap-policy.ts';
 import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, VadStream } from './silero-vad.ts';
 
 /** Speech onset: this many consecutive frames at or above the threshold. */

@@ -1,5 +1,5 @@
 import { type OpenSessionRequest, VenusError } from '@venus/protocol';
-import { ReferenceModelSession, type SessionOwner, type SessionThread } from './reference-model-session.ts';
+import { type SessionOwner, type SessionThread, ThreadSessionHandle } from './thread-session-handle.ts';
 
 /** A port's capacity as the open check sees it. */
 export interface PortCapacity {
@@ -25,7 +25,7 @@ export interface PortCapacity {
  *   });
  */
 export class PortSessions {
-  readonly #sessions = new Map<string, ReferenceModelSession>();
+  readonly #sessions = new Map<string, ThreadSessionHandle>();
   #handles = 0;
 
   /** Opens a session through `start` (which opens it on a thread under `handle` and returns that thread). */
@@ -34,7 +34,7 @@ export class PortSessions {
     capacity: PortCapacity,
     owner: SessionOwner,
     start: (handle: number) => Promise<SessionThread>,
-  ): Promise<ReferenceModelSession> {
+  ): Promise<ThreadSessionHandle> {
     const existing = this.#sessions.get(request.sessionId);
     if (existing?.isOpen && request.incarnation <= existing.incarnation) {
       throw new VenusError(
@@ -48,13 +48,13 @@ export class PortSessions {
     }
     const handle = ++this.#handles;
     const link = await start(handle);
-    const session = new ReferenceModelSession(request.sessionId, request.incarnation, handle, link, owner);
+    const session = new ThreadSessionHandle(request.sessionId, request.incarnation, handle, link, owner);
     link.sessions += 1;
     this.#sessions.set(request.sessionId, session);
     return session;
   }
 
-  released(session: ReferenceModelSession): void {
+  released(session: ThreadSessionHandle): void {
     if (this.#sessions.get(session.sessionId) === session) this.#sessions.delete(session.sessionId);
   }
 

@@ -1,41 +1,20 @@
 import type { MessagePort } from 'node:worker_threads';
-import {
-  type ErrorCode,
-  type OutputStep,
-  type PrefillAck,
-  type PrefillRequest,
-  type StepRequest,
-  VenusError,
-} from '@venus/protocol';
-import type { SessionCall } from './worker-protocol.ts';
+import type { ErrorCode, OutputStep, PrefillAck, PrefillRequest, StepRequest } from '@venus/protocol';
+import { VenusError } from '@venus/protocol';
+import type { OpenMessage, SessionCall, SessionThreadMessage } from './thread-protocol.ts';
 
 /** A session as a worker thread hosts it: the dialogue state of the reference model, the cascade or a bundle. */
 export interface ThreadDialogue {
   appendAudio(inputSeq: number, pcm: Int16Array): void;
   appendText(inputSeq: number, text: string): void;
   prefill(request: PrefillRequest): PrefillAck;
-  playbackAck(utteranceId: string, playedMs: number, final: boolean): void;
+  /** `heardText`, on a final acknowledgement, is what the context keeps of the utterance (the host's one rule). */
+  playbackAck(utteranceId: string, playedMs: number, final: boolean, heardText?: string): void;
   /** Absent where the model keeps no plans (parking is then acknowledged and has no effect). */
   park?(planId: string, remainder: string): void;
   cancelResponse(): void;
   close?(): void;
 }
-
-/** What opens a session on a thread; each port's `open` message adds its own fields. */
-export interface OpenMessage {
-  t: 'open';
-  id: number;
-  handle: number;
-}
-
-/** The messages a session thread takes from the main thread, `O` being its port's `open`. */
-export type SessionThreadMessage<O extends OpenMessage> =
-  | O
-  | { t: 'audio'; handle: number; inputSeq: number; pcm: Int16Array }
-  | { t: 'text'; handle: number; inputSeq: number; text: string }
-  | { t: 'call'; id: number; handle: number; call: SessionCall }
-  | { t: 'shutdown'; id: number }
-  | { t: 'crash' };
 
 /**
  * The sessions one worker thread hosts, for every model port whose sessions live in threads. Calls
@@ -153,7 +132,7 @@ export class ThreadSessions<D extends ThreadDialogue> {
       case 'prefill':
         return dialogue.prefill(call.request);
       case 'playbackAck':
-        dialogue.playbackAck(call.utteranceId, call.playedMs, call.final);
+        dialogue.playbackAck(call.utteranceId, call.playedMs, call.final, call.heardText);
         return null;
       case 'park':
         dialogue.park?.(call.planId, call.remainder);

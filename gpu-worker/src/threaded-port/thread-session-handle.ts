@@ -7,14 +7,14 @@ import {
   type StepRequest,
   VenusError,
 } from '@venus/protocol';
-import type { MainToInference, SessionCall, SessionCallResult } from './worker-protocol.ts';
+import type { SessionCall, SessionCallResult, SessionThreadMessage } from './thread-protocol.ts';
 
 /** What a session needs from the port that opened it. */
 export interface SessionOwner {
   readonly closed: boolean;
-  /** How errors name the model, e.g. "the cascade model". Default "the reference model". */
-  readonly modelName?: string;
-  released(session: ReferenceModelSession): void;
+  /** How errors name the model, e.g. "the cascade model". */
+  readonly modelName: string;
+  released(session: ThreadSessionHandle): void;
 }
 
 /**
@@ -25,8 +25,8 @@ export interface SessionThread {
   sessions: number;
   readonly alive: boolean;
   nextId(): number;
-  send(message: Extract<MainToInference, { t: 'audio' | 'text' }>, transfer?: readonly ArrayBuffer[]): void;
-  call<T>(message: Extract<MainToInference, { t: 'call' }>): Promise<T>;
+  send(message: Extract<SessionThreadMessage, { t: 'audio' | 'text' }>, transfer?: readonly ArrayBuffer[]): void;
+  call<T>(message: Extract<SessionThreadMessage, { t: 'call' }>): Promise<T>;
 }
 
 /**
@@ -41,7 +41,7 @@ export interface SessionThread {
  *   await s.appendText({ inputSeq: 1, itemId: 'i1', text: 'what time is it in Tokyo' });
  *   const out = await s.step({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  */
-export class ReferenceModelSession implements ModelSession {
+export class ThreadSessionHandle implements ModelSession {
   private lastInputSeq = -1;
   private state: 'open' | 'closed' | 'stale' = 'open';
 
@@ -54,7 +54,7 @@ export class ReferenceModelSession implements ModelSession {
   ) {}
 
   private get modelName(): string {
-    return this.owner.modelName ?? 'the reference model';
+    return this.owner.modelName;
   }
 
   get isOpen(): boolean {
@@ -94,7 +94,12 @@ export class ReferenceModelSession implements ModelSession {
     return this.call({ op: 'prefill', request });
   }
 
-  async playbackAck(input: { utteranceId: string; playedMs: number; final: boolean }): Promise<void> {
+  async playbackAck(input: {
+    utteranceId: string;
+    playedMs: number;
+    final: boolean;
+    heardText?: string;
+  }): Promise<void> {
     await this.call({ op: 'playbackAck', ...input });
   }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { VenusError } from '@venus/protocol';
-import type { InferenceToMain, MainToInference } from './worker-protocol.ts';
+import type { SessionThreadMessage, ThreadReply } from './thread-protocol.ts';
 
 /**
  * Worker threads load our .ts sources through tsx. On Node 20 a worker ignores `--import` in its
@@ -62,15 +62,15 @@ export function startWorker<Ready>(
  *   const link = new WorkerLink(worker);
  *   const step = await link.call({ t: 'call', id: link.nextId(), handle, call: { op: 'step', request } });
  */
-export class WorkerLink<Out extends { t: string } = MainToInference> {
+export class WorkerLink<Out extends { t: string } = SessionThreadMessage> {
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: unknown) => void }>();
   private ids = 0;
   private failure: VenusError | null = null;
   sessions = 0;
 
   constructor(readonly worker: Worker) {
-    worker.on('message', (message: InferenceToMain) => {
-      if (message.t !== 'reply') return;
+    worker.on('message', (message: ThreadReply | { t: string }) => {
+      if (!isReply(message)) return;
       const pending = this.pending.get(message.id);
       if (!pending) return;
       this.pending.delete(message.id);
@@ -78,10 +78,10 @@ export class WorkerLink<Out extends { t: string } = MainToInference> {
       else pending.reject(new VenusError(message.code, message.message));
     });
     worker.on('error', (err) =>
-      this.fail(new VenusError('model_unavailable', `inference worker failed: ${err.message}`, { cause: err })),
+      this.fail(new VenusError('model_unavailable', `session thread failed: ${err.message}`, { cause: err })),
     );
     worker.on('exit', (code) =>
-      this.fail(new VenusError('model_unavailable', `inference worker exited with code ${code}`)),
+      this.fail(new VenusError('model_unavailable', `session thread exited with code ${code}`)),
     );
   }
 
@@ -113,6 +113,10 @@ export class WorkerLink<Out extends { t: string } = MainToInference> {
     for (const pending of this.pending.values()) pending.reject(error);
     this.pending.clear();
   }
+}
+
+function isReply(message: { t: string }): message is ThreadReply {
+  return message.t === 'reply';
 }
 
 /** How long a thread gets to release its native resources before it is terminated anyway. */

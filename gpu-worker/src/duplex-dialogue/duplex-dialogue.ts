@@ -1,0 +1,318 @@
+import {
+  heardText,
+  type OutputStep,
+  type PrefillAck,
+  type PrefillRequest,
+  type SpokenSegment,
+  type StepRequest,
+  stripReservedTags,
+} from '@venus/protocol';
+import { type Interruption, judgeOverlap } from '../perception/overlap-policy.ts';
+import { type Burst, VoiceActivity, type VoiceUpdate } from '../perception/voice-activity.ts';
+import { InputFence } from './input-fence.ts';
+import { listenStep } from './output-step.ts';
+import { PrefillLedger } from './prefill-ledger.ts';
+
+/** One thing the assistant says, as the core paces it out: text deltas, then speech one chunk per step. */
+export interface SpokenUtterance {
+  readonly id: string;
+  started: boolean;
+  finished: 'completed' | 'interrupted' | null;
+  chunkSeq: number;
+  nextTextDelta(): string;
+  /** Raw text not emitted yet, once all speech was emitted. */
+  restText(): string;
+  /** Up to `maxSamples` of 24 kHz speech, or null when none is ready. */
+  takeAudio(maxSamples: number): Int16Array | null;
+  /** All text and speech has been emitted. */
+  readonly done: boolean;
+  readonly emittedMs: number;
+  /** The visible text of the whole utterance (what a completed utterance leaves in the context). */
+  readonly fullText: string;
+  /** Segments whose speech is known, in speaking order (the input of protocol's `heardText`). */
+  readonly segments: readonly SpokenSegment[];
+}
+
+/** The inputs a step consumed, and the VAD frames it needs scored before it can finish. */
+export interface DialogueStepPlan {
+  request: StepRequest;
+  frames: Float32Array[];
+  audio: Int16Array[];
+  texts: string[];
+  audioMs: number;
+}
+
+export interface StepOutcome {
+  interruption?: Interruption;
+  stopped?: { utteranceId: string | null; wasCurrent: boolean; chunkSeq: number };
+}
+
+export interface DuplexDialogueOptions {
+  sessionId: string;
+  incarnation: number;
+}
+
+const RECENT_UTTERANCES = 64;
+
+/**
+ * The duplex dialogue core shared by the thread-backed models that hear through our VAD (the
+ * reference model's rules, the cascade's chat model): it owns the input fences, voice activity and
+ * the overlap verdicts, the step skeleton (numbering, chunk pacing, the stopped-utterance branch),
+ * prefill de-duplication, the report of spoken segments and what a final playback acknowledgement
+ * leaves in the context. The responder is the subclass: it reads what the user said (`hear`), picks
+ * what to say next (`nextUtterance`) and keeps its context (`keepHeard`, `finished`). A step is two
+ * halves so that a thread can batch the VAD of many sessions between them.
+ *
+ * @example
+ *   const plan = dialogue.beginStep({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
+ *   const out = dialogue.finishStep(plan, await vad.score(dialogue.voice.stream, plan.frames));
+ */
+export abstract class DuplexDialogue<U extends SpokenUtterance> {
+  readonly voice = new VoiceActivity();
+  protected readonly idPrefix: string;
+  /** The utterance being spoken (started, not finished). */
+  protected current: U | null = null;
+  /** The utterance spoken last, finished or not. */
+  protected last: U | null = null;
+  protected closed = false;
+  private readonly inputs = new InputFence<{ audio?: Int16Array; text?: string }>();
+  private readonly recent = new Map<string, U>();
+  private readonly reported = new WeakMap<U, number>();
+  private readonly prefills = new PrefillLedger();
+  private outcome: StepOutcome = {};
+  private audible = false;
+  private stepSeq = 0;
+  private lastAtMs: number | null = null;
+
+  constructor(options: DuplexDialogueOptions) {
+    this.idPrefix = options.incarnation === 0 ? 'utt_' : `utt_${options.incarnation}_`;
+  }
+
+  appendAudio(inputSeq: number, pcm: Int16Array): void {
+    this.inputs.push(inputSeq, { audio: pcm });
+  }
+
+  appendText(inputSeq: number, text: string): void {
+    this.inputs.push(inputSeq, { text });
+  }
+
+  /** Consumes the inputs up to the cutoff (never one past it). */
+  beginStep(request: StepRequest): DialogueStepPlan {
+    this.beforeStep();
+    const texts: string[] = [];
+    const audio: Int16Array[] = [];
+    let audioMs = 0;
+    for (const input of this.inputs.take(request.inputSeqCutoff)) {
+      if (input.audio) {
+        this.voice.push(input.audio);
+        audio.push(input.audio);
+        audioMs += input.audio.length / 16;
+      } else if (input.text !== undefined) texts.push(input.text);
+    }
+    return { request, frames: this.voice.takeFrames(), audio, texts, audioMs };
+  }
+
+  finishStep(plan: DialogueStepPlan, probabilities: Float32Array): OutputStep {
+    const { request } = plan;
+    this.stepSeq += 1;
+    const chunkMs =
+      this.lastAtMs === null
+        ? plan.audioMs > 0
+          ? plan.audioMs
+          : 1000
+        : Math.min(10_000, Math.max(0, request.atMs - this.lastAtMs));
+    this.lastAtMs = request.atMs;
+    this.outcome = {};
+    this.audible = request.assistantAudible;
+
+    const wasInSpeech = this.voice.inSpeech;
+    const voice = this.voice.update(probabilities, plan.frames, this.speaking);
+    this.perceived(plan, voice, wasInSpeech);
+    // Words first: a transcript explains the speech burst that carries it, which is then not judged again.
+    for (const text of plan.texts) this.hear(text);
+    for (const milestone of voice.milestones) {
+      const verdict = judgeOverlap(milestone, this.voice.foregroundDb);
+      if (!verdict) continue;
+      milestone.burst.judged = true;
+      this.judged(milestone.burst, verdict);
+      if (!this.speaking) continue;
+      if (verdict.action === 'continue') this.noteContinue(verdict);
+      else {
+        this.voice.learnLevel(milestone.burst.levelDb);
+        this.stop(verdict);
+      }
+    }
+    this.listened(plan, voice);
+
+    const out = listenStep(this.stepSeq, request);
+    if (voice.event) out.userSpeech = voice.event;
+    const { interruption, stopped } = this.outcome;
+    if (interruption) out.interruption = interruption;
+    // The stopped utterance closes on this step; whatever follows starts on the next one.
+    if (stopped) return closeUtterance(out, stopped.utteranceId, stopped.chunkSeq, stopped.wasCurrent);
+    if (this.holdsStep(out)) return out;
+    const u = this.current ?? this.nextUtterance();
+    if (u) this.emit(u, out, Math.round(chunkMs * 24));
+    return out;
+  }
+
+  prefill(request: PrefillRequest): PrefillAck {
+    if (!this.prefills.admit(request.attemptId)) return { attemptId: request.attemptId, deduplicated: true };
+    const text = stripReservedTags(request.text).replace(/\s+/g, ' ').trim();
+    if (text) this.prefilled(text, request);
+    return { attemptId: request.attemptId, deduplicated: false };
+  }
+
+  /**
+   * A final acknowledgement fixes what the context keeps of a finished utterance: the host's
+   * `heardText` when it sends one (computed by the same rule over the segments this dialogue
+   * reported), else the rule over this dialogue's own segments, when the user did not hear it all.
+   */
+  playbackAck(utteranceId: string, playedMs: number, final: boolean, heard?: string): void {
+    const u = this.recent.get(utteranceId);
+    if (!u || !final || u.finished === null) return;
+    if (heard !== undefined) {
+      this.keepHeard(u, heard);
+      return;
+    }
+    const totalMs = u.segments.reduce((n, s) => n + s.durationMs, 0);
+    if (u.finished === 'interrupted' || playedMs + 50 < totalMs) this.keepHeard(u, heardText(u.segments, playedMs));
+  }
+
+  /** The client stopped playback: drop the rest of the current utterance without a step report. */
+  cancelResponse(): void {
+    if (this.current) this.finish(this.current, 'interrupted');
+  }
+
+  close(): void {
+    this.closed = true;
+    this.current = null;
+    this.inputs.clear();
+  }
+
+  /** Whether the assistant is speaking now, as the user hears it. */
+  protected get speaking(): boolean {
+    return this.current !== null || (this.audible && !this.outcome.stopped);
+  }
+
+  /** This step's interruption verdict so far (a responder may sharpen it, e.g. make it cancel work). */
+  protected get interruption(): Interruption | undefined {
+    return this.outcome.interruption;
+  }
+
+  protected set interruption(verdict: Interruption) {
+    this.outcome.interruption = verdict;
+  }
+
+  /** Remembers an utterance so playback acknowledgements find it. */
+  protected remember(u: U): U {
+    this.recent.set(u.id, u);
+    if (this.recent.size > RECENT_UTTERANCES) this.recent.delete(this.recent.keys().next().value as string);
+    return u;
+  }
+
+  protected utterance(id: string): U | undefined {
+    return this.recent.get(id);
+  }
+
+  protected noteContinue(verdict: Interruption): void {
+    if (!this.outcome.interruption) this.outcome.interruption = verdict;
+  }
+
+  /** Stops what the user hears now; `dropQueued` also drops what the responder had queued (see `stopping`). */
+  protected stop(verdict: Interruption, dropQueued = true): void {
+    this.stopping(dropQueued);
+    const outcome = this.outcome;
+    if (outcome.stopped) {
+      if (!outcome.interruption || outcome.interruption.action === 'continue') outcome.interruption = verdict;
+      return;
+    }
+    outcome.interruption = verdict;
+    const u = this.current;
+    if (u) {
+      outcome.stopped = { utteranceId: u.id, wasCurrent: true, chunkSeq: u.chunkSeq };
+      this.finish(u, 'interrupted');
+    } else outcome.stopped = { utteranceId: this.last?.id ?? null, wasCurrent: false, chunkSeq: 0 };
+  }
+
+  protected finish(u: U, how: 'completed' | 'interrupted'): void {
+    if (u.finished !== null) return;
+    u.finished = how;
+    if (this.current === u) this.current = null;
+    this.finished(u, how, how === 'completed' ? u.fullText : heardText(u.segments, u.emittedMs));
+  }
+
+  // ---- the responder --------------------------------------------------------------------------
+
+  /** Before inputs are taken; may throw to fail this step (an endpoint failure since the last one). */
+  protected beforeStep(): void {}
+  /** The step's audio after voice activity was updated. */
+  protected perceived(_plan: DialogueStepPlan, _voice: VoiceUpdate, _wasInSpeech: boolean): void {}
+  /** Typed text, or a client's transcript, in input order. */
+  protected abstract hear(text: string): void;
+  /** An overlap verdict was given on `burst`. */
+  protected judged(_burst: Burst, _verdict: Interruption): void {}
+  /** Every input and verdict of the step was handled. */
+  protected listened(_plan: DialogueStepPlan, _voice: VoiceUpdate): void {}
+  /** True when this step must end as it is (e.g. it closes a failed utterance). */
+  protected holdsStep(_out: OutputStep): boolean {
+    return false;
+  }
+  /** The utterance to start now, or null to stay quiet. */
+  protected abstract nextUtterance(): U | null;
+  /** The utterance starts on `out`: the responder adds what it carries (continues, speaksPrefill…). */
+  protected starting(_u: U, _out: OutputStep): void {}
+  /** A new prefill (de-duplicated, reserved tags removed). */
+  protected abstract prefilled(text: string, request: PrefillRequest): void;
+  /** A stop is under way; drop what was queued when `dropQueued`. */
+  protected stopping(_dropQueued: boolean): void {}
+  /** The utterance finished; `heard` is what the context keeps of it for now. */
+  protected abstract finished(u: U, how: 'completed' | 'interrupted', heard: string): void;
+  /** The context keeps exactly `heard` of the utterance. */
+  protected abstract keepHeard(u: U, heard: string): void;
+
+  private emit(u: U, out: OutputStep, chunkSamples: number): void {
+    out.decision = 'speak';
+    out.utteranceId = u.id;
+    if (!u.started) {
+      u.started = true;
+      this.current = u;
+      this.last = u;
+      this.starting(u, out);
+    }
+    out.text = u.nextTextDelta();
+    const audio = u.takeAudio(chunkSamples);
+    out.audioChunkSeq = u.chunkSeq;
+    if (audio) {
+      out.audio = audio;
+      u.chunkSeq += 1;
+    }
+    const reported = this.reported.get(u) ?? 0;
+    if (u.segments.length > reported) {
+      out.spokenSegments = u.segments.slice(reported);
+      this.reported.set(u, u.segments.length);
+    }
+    if (u.done) {
+      out.text += u.restText();
+      out.turnFinished = true;
+      out.finishReason = 'completed';
+      this.finish(u, 'completed');
+    }
+  }
+}
+
+/** Ends `out` as the last step of an utterance (`interrupted` when it was still being spoken). */
+export function closeUtterance(
+  out: OutputStep,
+  utteranceId: string | null,
+  chunkSeq: number,
+  interrupted: boolean,
+): OutputStep {
+  out.utteranceId = utteranceId;
+  out.audioChunkSeq = chunkSeq;
+  if (interrupted) {
+    out.turnFinished = true;
+    out.finishReason = 'interrupted';
+  }
+  return out;
+}
