@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@venus/protocol';
+import { type ErrorCode, errorCodeInfo } from '@venus/protocol';
 
 /**
  * A client-visible protocol error before it becomes an `error` event: the stable code, a message
@@ -10,26 +10,9 @@ export interface ProtocolError {
   param?: string;
 }
 
-/** Codes that blame the client's input; the rest are the server's fault. */
-const CLIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'invalid_json',
-  'invalid_event',
-  'unknown_event_type',
-  'audio_too_large',
-  'audio_wrong_format',
-  'wrong_session',
-  'unsupported_feature',
-  'session_closed',
-  'work_not_found',
-  'invalid_arguments',
-  'unauthorized',
-]);
-
-/** OpenAI's error `type` for a code. */
+/** OpenAI's error `type` for a code, from the protocol's one error table. */
 export function errorTypeOf(code: ErrorCode): string {
-  if (code === 'rate_limited') return 'rate_limit_error';
-  if (code === 'unauthorized') return 'authentication_error';
-  return CLIENT_CODES.has(code) ? 'invalid_request_error' : 'server_error';
+  return errorCodeInfo(code).clientType;
 }
 
 /** The OpenAI-shaped `error` server event body (the caller adds `event_id`). */

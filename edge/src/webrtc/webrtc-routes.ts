@@ -1,4 +1,4 @@
-import { toVenusError } from '@venus/protocol';
+import { errorCodeInfo, toVenusError } from '@venus/protocol';
 import type { Context, Hono } from 'hono';
 import { type EdgeApp, type EdgeEnv, REALTIME_PATH } from '../app.ts';
 import { httpError } from '../auth/http-error.ts';
@@ -74,8 +74,7 @@ export function mountWebRtcRoutes(app: Hono<EdgeEnv>, edge: EdgeApp, options: We
     } catch (cause) {
       session.close('offer refused');
       const error = toVenusError(cause);
-      const status = error.code === 'invalid_arguments' ? 400 : 500;
-      return httpError(c, status, error.code, error.message);
+      return httpError(c, errorCodeInfo(error.code).httpStatus, error.code, error.message);
     }
     // Token settings (minted by the app's server) win over what the browser asks for.
     const settings = offer.session === undefined ? principal.session : { ...offer.session, ...principal.session };
