@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fleetKeys, type SessionConfig, type WorkerToEdgeFrame } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { FleetMember } from '../gpu-worker/src/fleet/index.ts';
 import { serveRelay } from '../gpu-worker/src/relay/index.ts';
 import { FakeFrameHost } from './fixtures/fake-frame-host.ts';
 import { removeRedisKeys } from './support/redis.ts';
+import { until } from './support/until.ts';
 
 const redisUrl = () => {
   const url = process.env.REDIS_URL;
@@ -58,17 +58,25 @@ describe('fleet registry on Redis', () => {
     const dead = member(prefix, 'dead', { maxSessions: 8, sessions: 0, ttlMs: 100 });
     await Promise.all([live.start(), draining.start(), dead.heartbeat()]);
     await draining.drain();
-    // The dead worker stops beating; its entry expires with its TTL.
-    await sleep(250);
+    // The dead worker stops beating; its entry expires with its TTL (a wait for that, not a sleep).
+    const admin = new Redis(redisUrl());
+    cleanups.push(() => admin.quit());
+    const keys = fleetKeys(prefix);
+    let deadGone = false;
+    await until(
+      "the dead worker's entry to expire",
+      () => deadGone,
+      30_000,
+      async () => {
+        deadGone = (await admin.exists(keys.worker('dead'))) === 0;
+      },
+    );
 
     const p = placement(prefix);
     expect(await p.place('s1')).toEqual({ id: 'live', url: 'ws://live.test:8081/relay' });
     // The placement reserved the last slot on `live`: nothing has room now.
     await expect(p.place('s2')).rejects.toMatchObject({ code: 'model_unavailable' });
 
-    const admin = new Redis(redisUrl());
-    cleanups.push(() => admin.quit());
-    const keys = fleetKeys(prefix);
     expect((await admin.smembers(keys.workers)).sort()).toEqual(['draining', 'live']);
     expect(await admin.hget(keys.worker('live'), 'sessions')).toBe('2');
 
@@ -143,7 +151,7 @@ describe('FleetWorkerLink', () => {
       link.send({ kind: 'open', session, tenant: 'default', config });
       link.send({ kind: 'text', session, itemId: `i-${session}`, text: `hi ${session}` });
     }
-    for (let i = 0; i < 300 && received.length < 4; i++) await sleep(10);
+    await until('four frames back', () => received.length >= 4);
 
     // Two workers with room for one session each: s1 and s2 land on different ones, s3 is refused.
     expect(new Set([link.workerOf('s1'), link.workerOf('s2')])).toEqual(new Set(relays.map((r) => r.url)));
@@ -193,7 +201,7 @@ describe('edge process', () => {
     client.on('error', () => {});
     const events: { type: string; session?: { id: string } }[] = [];
     client.on('message', (data) => events.push(JSON.parse(String(data))));
-    for (let i = 0; i < 300 && !events.some((e) => e.type === 'session.created'); i++) await sleep(10);
+    await until('session.created', () => events.some((e) => e.type === 'session.created'));
     const sessionId = events.find((e) => e.type === 'session.created')?.session?.id ?? '';
     client.send(
       JSON.stringify({
@@ -201,10 +209,10 @@ describe('edge process', () => {
         item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'over the relay' }] },
       }),
     );
-    for (let i = 0; i < 300 && host.kinds(sessionId).length < 2; i++) await sleep(10);
+    await until('open and text at the worker', () => host.kinds(sessionId).length >= 2);
     expect(host.kinds(sessionId)).toEqual(['open', 'text:over the relay']);
     client.close();
-    for (let i = 0; i < 300 && !host.kinds(sessionId).includes('close'); i++) await sleep(10);
+    await until('close at the worker', () => host.kinds(sessionId).includes('close'));
     expect(host.kinds(sessionId)).toContain('close');
 
     child.kill('SIGTERM');
