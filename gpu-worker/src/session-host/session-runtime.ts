@@ -8,20 +8,12 @@ import type {
   WorkEvent,
   WorkerToEdgeFrame,
 } from '@venus/protocol';
+import { FloorControl } from './floor-control.ts';
 import { ForegroundLoop } from './foreground-loop.ts';
-import {
-  cancelLastTurnPlan,
-  classifyInterruption,
-  cutPlan,
-  type InterruptionPlan,
-  type InterruptionVerdict,
-  notePlan,
-} from './interruption.ts';
 import { ModelSupervisor } from './model-supervisor.ts';
 import { SessionState } from './session-state.ts';
 import { StepOutput } from './step-output.ts';
 import { TimelineWriter } from './timeline-writer.ts';
-import type { InterruptAction, UtteranceHandle } from './utterance-handle.ts';
 import { WorkDesk } from './work-desk.ts';
 
 export interface SessionRuntimeOptions {
@@ -48,9 +40,6 @@ export interface SessionRuntimeOptions {
   reopenModel?: (incarnation: number) => Promise<ModelSession>;
 }
 
-/** Utterance ids whose late output is filtered; older cut utterances are out of the ledger anyway. */
-const MAX_DROPPED = 256;
-
 /**
  * One session on the GPU worker: the wiring of its parts. The foreground loop steps the model once
  * per chunk after the work desk admitted eligible `<backend>` results; step output publishes what
@@ -73,8 +62,8 @@ export class SessionRuntime {
   private readonly loop: ForegroundLoop;
   private readonly desk: WorkDesk;
   private readonly output: StepOutput;
+  private readonly floor: FloorControl;
   private inputSeq = 0;
-  private planCounter = 0;
 
   constructor(private readonly opts: SessionRuntimeOptions) {
     this.sessionId = opts.sessionId;
@@ -116,8 +105,9 @@ export class SessionRuntime {
       isClosed: () => this.s.closed,
     });
     this.s = new SessionState(opts.sessionId, opts.tenant, opts.config, now, writer, model, opts.media, opts.emit);
-    this.desk = new WorkDesk(this.s, opts.executor, () => this.cutIn());
-    this.output = new StepOutput(this.s, this.desk, (v, chunk) => this.onInterruption(v, chunk));
+    this.desk = new WorkDesk(this.s, opts.executor, (chunk) => this.floor.cancelResponse(chunk));
+    this.output = new StepOutput(this.s, this.desk, (v, chunk) => this.floor.onInterruption(v, chunk));
+    this.floor = new FloorControl(this.s, this.desk, this.output);
   }
 
   get config(): SessionConfig {
@@ -180,7 +170,7 @@ export class SessionRuntime {
         this.onPlaybackAck(frame.utteranceId, frame.playedMs, frame.source);
         return;
       case 'cancel_response':
-        this.cancelResponse();
+        this.floor.cancelResponse(this.loop.currentChunk);
         return;
       case 'cancel_work':
         this.desk.cancel(frame.workId, 'client_cancel', true);
@@ -238,65 +228,6 @@ export class SessionRuntime {
     const ack = { utteranceId, playedMs: heard, final, ...(final ? { heardText: u.heardText(heard) } : {}) };
     s.model.guard(s.model.model.playbackAck(ack));
     this.desk.checkDelivered(u);
-  }
-
-  /** The client stopped the response (response.cancel / output_audio_buffer.clear). */
-  private cancelResponse(): void {
-    if (!this.stopSpeaking()) return;
-    const { model } = this.s.model;
-    if (model.cancelResponse) this.s.model.guard(model.cancelResponse());
-  }
-
-  /** An `interrupt` result cuts in: the current utterance ends at what was heard, the model stops it. */
-  private cutIn(): void {
-    this.cancelResponse();
-  }
-
-  private stopSpeaking(): boolean {
-    const u = this.s.active();
-    if (u) this.cut(u, { action: 'discard', cause: 'interruption', cancelsWork: false }, this.loop.currentChunk);
-    return u !== null;
-  }
-
-  private onInterruption(v: InterruptionVerdict, chunk: number): void {
-    const { s } = this;
-    const u = s.active();
-    switch (classifyInterruption(v, u !== null)) {
-      case 'note':
-        this.apply(notePlan(v, u?.id ?? null, u ? u.heardMs(s.nowMs()) : 0), chunk);
-        return;
-      case 'cancel_last_turn': {
-        const last = s.book.lastCancellableUtterance();
-        this.apply(cancelLastTurnPlan(v, last, s.book.cancellable(last)), chunk);
-        return;
-      }
-      case 'cut':
-        if (u) this.cut(u, v, chunk);
-        return;
-    }
-  }
-
-  private cut(u: UtteranceHandle, v: InterruptionVerdict, chunk: number): void {
-    const { s } = this;
-    const nowMs = s.nowMs();
-    const openWork = s.book.cancellable(u.id);
-    const outcome = u.interrupt(v.action as InterruptAction, nowMs);
-    const planId = v.action === 'park' ? `plan_${++this.planCounter}` : null;
-    const plan = cutPlan(v, u.id, outcome, openWork, planId);
-    for (const d of plan.drafts) s.writer.append(d, chunk);
-    if (plan.park) s.model.guard(s.model.model.park(plan.park));
-    this.output.finish(u, 'discarded', chunk);
-    s.dropped.add(u.id);
-    if (s.dropped.size > MAX_DROPPED) s.dropped.delete(s.dropped.values().next().value as string);
-    s.ledger.clearAudible(nowMs);
-    const { heardMs, heardText } = outcome;
-    s.model.guard(s.model.model.playbackAck({ utteranceId: u.id, playedMs: heardMs, final: true, heardText }));
-    for (const c of plan.cancel) this.desk.cancel(c.workId, c.reason, false);
-  }
-
-  private apply(plan: InterruptionPlan, chunk: number): void {
-    for (const d of plan.drafts) this.s.writer.append(d, chunk);
-    for (const c of plan.cancel) this.desk.cancel(c.workId, c.reason, false);
   }
 
   /** Resolves once every event stamped so far is in the store. */

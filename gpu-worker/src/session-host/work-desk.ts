@@ -19,7 +19,7 @@ export class WorkDesk {
     private readonly s: SessionState,
     private readonly executor: DelegationExecutor,
     /** Cuts the active utterance so an `interrupt` result is spoken now. */
-    private readonly cutIn: (workId: string) => void,
+    private readonly cutIn: (chunk: number) => void,
   ) {}
 
   /** A completed delegate span in utterance `u`. */
@@ -106,7 +106,7 @@ export class WorkDesk {
     for (const { pending, reason } of plan.expire) this.setState(pending.result.workId, 'EXPIRED', reason, chunk);
     for (const { pending, mode, cutIn } of plan.admit) {
       const { workId } = pending.result;
-      if (cutIn) this.cutIn(workId);
+      if (cutIn) this.cutIn(chunk);
       const attemptId = `${workId}:${s.model.incarnation}`;
       const work = s.book.works.get(workId);
       if (work) work.attemptId = attemptId;
