@@ -206,14 +206,18 @@ describe('ONNX bundle behind a session host', () => {
     };
     const executor = new InProcessExecutor({ registry: new FunctionRegistry([answer as unknown as VenusFunction]) });
     const store = new MemoryTimelineStore();
-    const host = new SessionHost({ model: port, executor, store });
+    // The host's clock and boundaries are driven by hand, one microphone chunk per boundary. With a
+    // real timer and a real-time microphone, a loaded machine let a boundary come before the next
+    // mic chunk: the model saw a chunk without audio, took it for the end of the user's turn and
+    // answered, and the late loud chunks then started a second reply with a second delegate.
+    let clock = Date.now();
+    const host = new SessionHost({ model: port, executor, store, autoStep: false, now: () => clock });
     const { of } = recordPlayedTimeline(host);
-    let micFrames = 0;
-    const mic = setInterval(() => {
-      const speaking = micFrames++ < 3;
-      const pcm = speaking ? loud() : new Int16Array(CHUNK_16K);
-      host.handleFrame({ kind: 'audio', session: 'hosted', pcm16k: new Uint8Array(pcm.buffer) });
-    }, 160);
+    // Waits for the host's asynchronous work; the bound only ends a hung test, it times nothing.
+    const settle = async (done: () => boolean, what: string) => {
+      for (let i = 0; i < 6000 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+      if (!done()) throw new Error(`${what} did not happen`);
+    };
     try {
       host.handleFrame({
         kind: 'open',
@@ -221,9 +225,16 @@ describe('ONNX bundle behind a session host', () => {
         tenant: 't',
         config: SessionConfigSchema.parse({ chunkMs: 160 }),
       });
-      const start = Date.now();
+      await settle(() => host.session('hosted') !== undefined, 'the session opening');
       const delivered = () => of('work.state').some((e) => e.data.state === 'DELIVERED');
-      while (!delivered() && Date.now() - start < 20_000) await new Promise((r) => setTimeout(r, 20));
+      for (let chunk = 0; chunk < 200 && !delivered(); chunk++) {
+        const pcm = chunk < 3 ? loud() : new Int16Array(CHUNK_16K);
+        host.handleFrame({ kind: 'audio', session: 'hosted', pcm16k: new Uint8Array(pcm.buffer) });
+        clock += 160;
+        const steps = host.stepStats.steps;
+        host.session('hosted')?.boundary();
+        await settle(() => host.stepStats.steps > steps, `the step of chunk ${chunk}`);
+      }
       expect(of('assistant.delegate').map((e) => e.data.query)).toEqual(["answer the user's question"]);
       const said = of('assistant.text')
         .map((e) => e.data.delta)
@@ -231,7 +242,6 @@ describe('ONNX bundle behind a session host', () => {
       expect(said).toBe(TINY_USER_REPLY.replace(/<delegate>[\s\S]*<\/delegate>/, '') + TINY_BACKEND_REPLY);
       expect(delivered()).toBe(true);
     } finally {
-      clearInterval(mic);
       await host.close();
       await executor.close();
       await store.close();

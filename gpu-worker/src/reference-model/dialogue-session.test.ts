@@ -1,4 +1,4 @@
-import type { OutputStep } from '@venus/protocol';
+import { heardText, type OutputStep } from '@venus/protocol';
 import { describe, expect, it } from 'vitest';
 import { DialogueSession, type Synthesize } from './dialogue-session.ts';
 
@@ -67,6 +67,26 @@ describe('DialogueSession', () => {
     expect(audioSteps.map((s) => s.audioChunkSeq)).toEqual(audioSteps.map((_, i) => i));
     expect(steps.at(-1)).toMatchObject({ turnFinished: true, finishReason: 'completed', utteranceId: 'utt_1' });
     expect(drv.d.transcript.at(-1)?.text).not.toContain('delegate');
+  });
+
+  it('reports its synthesised reply as one spoken segment, and its context keeps what the host says was heard', async () => {
+    for (const hostHeard of ['The time', undefined]) {
+      const drv = new Driver();
+      drv.text('what time is it in Tokyo');
+      const steps = await drv.until((s) => s.audio !== null);
+      const segments = steps.flatMap((s) => s.spokenSegments ?? []);
+      expect(segments).toHaveLength(1);
+      expect(segments[0]?.text).not.toContain('delegate');
+      // The fake synthesiser speaks 20 ms per character.
+      expect(segments[0]?.durationMs).toBe((segments[0]?.text.length ?? 0) * 20);
+      drv.text('wait');
+      expect((await drv.step()).finishReason).toBe('interrupted');
+      drv.d.playbackAck('utt_1', 700, true, hostHeard);
+      const kept = drv.d.transcript.find((e) => e.utteranceId === 'utt_1')?.text;
+      // Without the host's text the dialogue applies the one rule to its own segments.
+      expect(kept).toBe(hostHeard ?? heardText(segments, 700));
+      expect(kept?.length).toBeGreaterThan(0);
+    }
   });
 
   it('keeps speaking through a typed backchannel', async () => {
