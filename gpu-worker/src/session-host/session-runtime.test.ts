@@ -1,6 +1,7 @@
 import type {
   DelegationExecutor,
   DelegationRequest,
+  DeliveryPolicy,
   MediaRef,
   MediaStore,
   MediaTrack,
@@ -81,6 +82,12 @@ class FakeExecutor implements DelegationExecutor {
     return () => {};
   }
   emit: WorkEventListener = (e) => this.listener(e);
+  /** Lands a successful result of `workId` with `policy`. */
+  result(workId: string, text: string, policy: DeliveryPolicy) {
+    const base = { session: 's1', incarnation: 0, workId };
+    const expiresAtMs = Number.MAX_SAFE_INTEGER;
+    this.emit({ ...base, kind: 'result', result: { ...base, ok: true, text, policy, completedAtMs: 0, expiresAtMs } });
+  }
   async close() {}
 }
 
@@ -190,22 +197,7 @@ describe('SessionRuntime', () => {
     await tick();
     const req = executor.submitted[0]!;
     executor.emit({ kind: 'state', session: 's1', incarnation: 0, workId: req.workId, state: 'RUNNING' });
-    executor.emit({
-      kind: 'result',
-      session: 's1',
-      incarnation: 0,
-      workId: req.workId,
-      result: {
-        workId: req.workId,
-        session: 's1',
-        incarnation: 0,
-        ok: true,
-        text: 'It is 9 PM in Tokyo.',
-        policy: 'when_idle',
-        completedAtMs: 0,
-        expiresAtMs: Number.MAX_SAFE_INTEGER,
-      },
-    });
+    executor.result(req.workId, 'It is 9 PM in Tokyo.', 'when_idle');
     const landed = ofType('work.result')[0]!;
     for (let i = 0; i < 10 && ofType('work.admitted').length === 0; i++) await boundary(400);
     const admitted = ofType('work.admitted')[0]!;
@@ -303,22 +295,7 @@ describe('SessionRuntime', () => {
     });
     await boundary();
     const req = executor.submitted[0]!;
-    executor.emit({
-      kind: 'result',
-      session: 's1',
-      incarnation: 0,
-      workId: req.workId,
-      result: {
-        workId: req.workId,
-        session: 's1',
-        incarnation: 0,
-        ok: true,
-        text: 'The alarm went off.',
-        policy: 'interrupt',
-        completedAtMs: 0,
-        expiresAtMs: Number.MAX_SAFE_INTEGER,
-      },
-    });
+    executor.result(req.workId, 'The alarm went off.', 'interrupt');
     // The result landed during chunk 1: it is eligible at the boundary that ends chunk 2, not before.
     model.script.push({ utteranceId: 'u1', text: ' It began', audio: audio(160) });
     await boundary();
