@@ -3,6 +3,13 @@ import type { TimelineEvent, TimelineStore } from '@venus/protocol';
 import { TimelineEventSchema, VenusError } from '@venus/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+/** Bounds a test may ask the store for; `now` is the test's clock, so retention runs without waiting. */
+export interface TimelineStoreBounds {
+  retentionMs?: number;
+  maxEvents?: number;
+  now?: () => number;
+}
+
 export interface TimelineStoreFixture {
   store: TimelineStore;
   /** Another writer over the same data with its own connection, where the store has connections. */
@@ -118,7 +125,10 @@ async function expectConflict(promise: Promise<unknown>, code = 'timeline_seq_co
  * The behaviour every TimelineStore must have. Each test gets a fresh store from `makeStore`
  * (for shared backends: a fresh key prefix) and cleans it up afterwards.
  */
-export function timelineStoreContract(name: string, makeStore: () => Promise<TimelineStoreFixture>): void {
+export function timelineStoreContract(
+  name: string,
+  makeStore: (bounds?: TimelineStoreBounds) => Promise<TimelineStoreFixture>,
+): void {
   describe(`TimelineStore contract: ${name}`, () => {
     let fixture: TimelineStoreFixture;
     let store: TimelineStore;
@@ -352,6 +362,91 @@ export function timelineStoreContract(name: string, makeStore: () => Promise<Tim
         if (event.seq === 1000) controller.abort();
       }
       expect(tailed).toStrictEqual(events);
+    });
+
+    describe('retention and bounds', () => {
+      const RETENTION_MS = 10 * 60_000;
+      const bounded: TimelineStoreFixture[] = [];
+      let clock = 0;
+      /**
+       * The clock starts more than the retention in the past: a store that expires by absolute time
+       * (Redis PEXPIREAT) drops what the test ended "then" at once and keeps what it ended "now"
+       * for minutes, so no assertion depends on how long the test takes.
+       */
+      const open = async (extra: TimelineStoreBounds = {}) => {
+        clock = Date.now() - RETENTION_MS - 60_000;
+        const f = await makeStore({ retentionMs: RETENTION_MS, now: () => clock, ...extra });
+        bounded.push(f);
+        return f.store;
+      };
+      afterEach(async () => {
+        await Promise.all(bounded.splice(0).map((f) => f.cleanup()));
+      });
+
+      it('deletes an ended session after the retention, and only that session', async () => {
+        const s = await open();
+        const [ended, later, live] = [`${session}-ended`, `${session}-later`, `${session}-live`];
+        for (const id of [ended, later, live]) await s.append(texts(id, 1, 3));
+        await s.endSession(ended);
+        clock += RETENTION_MS;
+        await s.endSession(later);
+        // `later` ended RETENTION_MS after `ended`: `ended` is past its retention, `later` within it.
+        expect(await s.lastSeq(ended)).toBe(0);
+        expect(await s.read(ended)).toEqual([]);
+        expect((await s.read(later)).map((e) => e.seq)).toEqual([1, 2, 3]);
+        expect((await s.read(live)).map((e) => e.seq)).toEqual([1, 2, 3]);
+        // Ending a session the store does not hold, or one already gone, changes nothing.
+        await s.endSession(`${session}-never`);
+        await s.endSession(ended);
+        expect(await s.lastSeq(live)).toBe(3);
+      });
+
+      it('ends a session when its session.closed event is appended', async () => {
+        const s = await open();
+        const [closed, open_] = [`${session}-closed`, `${session}-open`];
+        for (const id of [closed, open_]) await s.append(texts(id, 1, 2));
+        const bye = stamp(closed, 3, [{ stream: 'system', type: 'session.closed', data: { reason: 'bye' } }]);
+        await s.append(bye);
+        clock += RETENTION_MS;
+        expect(await s.lastSeq(closed)).toBe(0);
+        expect(await s.lastSeq(open_)).toBe(2);
+      });
+
+      it('with a retention of 0 deletes an ended session at once', async () => {
+        const s = await open({ retentionMs: 0 });
+        await s.append(texts(session, 1, 2));
+        await s.endSession(session);
+        expect(await s.lastSeq(session)).toBe(0);
+      });
+
+      it('trims a long log to its length bound, newest kept, seqs and the fence unaffected', async () => {
+        const s = await open({ maxEvents: 50 });
+        const events = texts(session, 1, 1000);
+        for (let i = 0; i < events.length; i += 10) await s.append(events.slice(i, i + 10));
+        expect(await s.lastSeq(session)).toBe(1000);
+        const kept = await s.read(session);
+        expect(kept.length).toBeGreaterThanOrEqual(50);
+        expect(kept.length).toBeLessThan(1000);
+        // A contiguous run that ends at the newest event.
+        const first = kept[0]!.seq;
+        expect(kept).toStrictEqual(events.slice(first - 1));
+        expect(await s.read(session, { fromSeq: 1, limit: 2 })).toStrictEqual(events.slice(first - 1, first + 1));
+        expect(await s.read(session, { fromSeq: 990, toSeq: 991 })).toStrictEqual(events.slice(989, 991));
+        await expectConflict(s.append(texts(session, 1000, 1)));
+        await s.append(texts(session, 1001, 1));
+        expect(await s.lastSeq(session)).toBe(1001);
+
+        // A tail from seq 1 goes on from the oldest event kept.
+        const controller = new AbortController();
+        const tailed: number[] = [];
+        for await (const event of s.tail(session, { fromSeq: 1, signal: controller.signal })) {
+          tailed.push(event.seq);
+          if (event.seq === 1001) controller.abort();
+        }
+        expect(tailed[0]).toBeGreaterThanOrEqual(first);
+        expect(tailed.at(-1)).toBe(1001);
+        expect(tailed).toEqual(Array.from({ length: tailed.length }, (_, i) => tailed[0]! + i));
+      });
     });
   });
 }

@@ -1,19 +1,25 @@
 import type { TimelineStore } from '@venus/protocol';
 import { MemoryTimelineStore } from './memory-timeline-store.ts';
 import { RedisTimelineStore } from './redis-timeline-store.ts';
+import type { TimelineBounds } from './timeline-bounds.ts';
 
 export { type BenchTimelineStoreResult, benchTimelineStore } from './bench-timeline-store.ts';
 export { MemoryTimelineStore } from './memory-timeline-store.ts';
 export { RedisTimelineStore, type RedisTimelineStoreOptions } from './redis-timeline-store.ts';
+export { DEFAULT_TIMELINE_RETENTION_MS, parseDurationMs } from './retention.ts';
+export { DEFAULT_TIMELINE_MAX_EVENTS, type TimelineBounds } from './timeline-bounds.ts';
 
 /**
  * Picks the timeline store for a deployment: Redis Streams when a URL is configured (production,
  * failover across workers), otherwise the in-memory store (embedded, single process).
  *
  * @example
- *   const store = createTimelineStore({ redisUrl: process.env.REDIS_URL, prefix: 'venus:' });
+ *   const store = createTimelineStore({ redisUrl: process.env.REDIS_URL, prefix: 'venus:', retentionMs: 15 * 60_000 });
  */
-export function createTimelineStore(options: { redisUrl?: string; prefix?: string } = {}): TimelineStore {
-  if (options.redisUrl) return new RedisTimelineStore({ url: options.redisUrl, prefix: options.prefix });
-  return new MemoryTimelineStore();
+export function createTimelineStore(
+  options: TimelineBounds & { redisUrl?: string; prefix?: string } = {},
+): TimelineStore {
+  const { redisUrl, prefix, ...bounds } = options;
+  if (redisUrl) return new RedisTimelineStore({ url: redisUrl, prefix, ...bounds });
+  return new MemoryTimelineStore(bounds);
 }
