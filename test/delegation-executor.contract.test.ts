@@ -5,29 +5,39 @@ import {
   type BullmqDelegationProducerOptions,
   FunctionRegistry,
   InProcessExecutor,
+  RedisTimelineReader,
   type VenusFunction,
 } from '@venus/harness-functions';
 import type { DelegationRequest, WorkEvent } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryTimelineStore, RedisTimelineStore } from '../gpu-worker/src/timeline/index.ts';
 import { delegationExecutorContract, echoFunction, gatedFunction } from './contracts/delegation-executor-contract.ts';
 import { removeRedisKeys } from './support/redis.ts';
 
 delegationExecutorContract('in-process', async (functions, options) => {
-  const executor = new InProcessExecutor({ registry: new FunctionRegistry(functions), ...options });
-  return { executor, close: () => executor.close() };
+  const timeline = new MemoryTimelineStore();
+  const executor = new InProcessExecutor({ registry: new FunctionRegistry(functions), timeline, ...options });
+  return { executor, timeline, close: () => executor.close().then(() => timeline.close()) };
 });
 
 delegationExecutorContract('bullmq', async (functions, options) => {
   const url = process.env.REDIS_URL;
   if (!url) throw new Error('REDIS_URL is not set: the global setup in test/setup/redis-server.ts provides it');
   const prefix = `dx:${randomUUID()}:`;
-  const { concurrency, progressFirstMs, progressEveryMs, requestTimeoutMs, maxInFlightPerSession } = options;
+  const { concurrency, progressFirstMs, progressEveryMs, requestTimeoutMs, maxInFlightPerSession, planner, oralizer } =
+    options;
+  // The host writes the timeline through its store; the harness reads it through its own reader, as across processes.
+  const timeline = new RedisTimelineStore({ url, prefix });
+  const reader = new RedisTimelineReader({ url, prefix });
   const consumer = new BullmqDelegationConsumer({
     url,
     prefix,
     registry: new FunctionRegistry(functions),
+    timeline: reader,
     drainMs: 0,
+    ...(planner === undefined ? {} : { planner }),
+    ...(oralizer === undefined ? {} : { oralizer }),
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(progressFirstMs === undefined ? {} : { progressFirstMs }),
     ...(progressEveryMs === undefined ? {} : { progressEveryMs }),
@@ -41,9 +51,11 @@ delegationExecutorContract('bullmq', async (functions, options) => {
   await consumer.waitUntilReady();
   return {
     executor,
+    timeline,
     close: async () => {
       await consumer.close();
       await executor.close();
+      await Promise.all([timeline.close(), reader.close()]);
       await removeRedisKeys(prefix, url);
     },
   };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  buildEvidence,
   createBuiltinFunctions,
   DelegationRunner,
   FunctionRegistry,
@@ -69,6 +70,57 @@ describe('LlmPlanner', () => {
         .sort(),
     );
     expect(offered.find((fn) => fn.name === 'world_clock')?.parameters.properties).toHaveProperty('city');
+  });
+
+  it('gives the model the conversation up to the evidence cutoff before the request', async () => {
+    server.chatScripts.push({ toolCall: { name: 'weather', arguments: '{"city":"Paris","when":"tomorrow"}' } });
+    const evidence = buildEvidence('s1', 3, [
+      {
+        session: 's1',
+        seq: 1,
+        chunk: 0,
+        atMs: 0,
+        stream: 'user',
+        type: 'user.text',
+        data: { inputSeq: 0, itemId: 'i1', text: 'I am flying to Paris.' },
+      },
+      {
+        session: 's1',
+        seq: 2,
+        chunk: 1,
+        atMs: 160,
+        stream: 'assistant',
+        type: 'assistant.utterance',
+        data: { utteranceId: 'u1', phase: 'started' },
+      },
+      {
+        session: 's1',
+        seq: 3,
+        chunk: 1,
+        atMs: 170,
+        stream: 'assistant',
+        type: 'assistant.interruption',
+        data: {
+          action: 'discard',
+          cause: 'interruption',
+          utteranceId: 'u1',
+          heardMs: 400,
+          heardText: 'Have a good',
+          cancelledWork: [],
+        },
+      },
+    ]);
+    const outcome = await runner().run(request('what will the weather be there tomorrow'), {
+      signal,
+      evidence: { ...evidence, complete: true },
+    });
+    expect(outcome).toMatchObject({ ok: true, functionName: 'weather' });
+    const { messages } = server.chats.at(-1)!;
+    expect(messages.at(-2)).toEqual({
+      role: 'system',
+      content: 'The conversation so far:\nuser: I am flying to Paris.\nassistant (interrupted; heard): Have a good',
+    });
+    expect(messages.at(-1)).toEqual({ role: 'user', content: 'what will the weather be there tomorrow' });
   });
 
   it('reports nothing fits when the model calls no tool', async () => {

@@ -9,7 +9,7 @@ export type TimelineReader = Pick<TimelineStore, 'read'>;
  * evidence is read once per delegation and dropped with it, so these bound the harness's memory
  * per running work (events are read, reduced to text and references, then released).
  */
-export const EVIDENCE_LIMITS = {
+export const EVIDENCE_LIMITS: Readonly<EvidenceLimits> = {
   /** Events read back from the cutoff (seqs are contiguous, so one bounded range read). */
   maxEvents: 256,
   /** Session-clock span before the cutoff event. */
@@ -19,10 +19,16 @@ export const EVIDENCE_LIMITS = {
   /** Audio spans kept, newest first. */
   maxAudioRefs: 16,
   /** Waits for a timeline that has not caught up with the cutoff yet (host writes are asynchronous). */
-  catchUpDelaysMs: [20, 40, 80, 160, 320],
-} as const;
+  catchUpDelaysMs: [10, 20, 40, 80, 160],
+};
 
-export type EvidenceLimits = { -readonly [K in keyof typeof EVIDENCE_LIMITS]: (typeof EVIDENCE_LIMITS)[K] };
+export interface EvidenceLimits {
+  maxEvents: number;
+  windowMs: number;
+  maxTranscriptChars: number;
+  maxAudioRefs: number;
+  catchUpDelaysMs: readonly number[];
+}
 
 /** One line of what was said: typed user text, or the part of an assistant reply the user heard. */
 export interface EvidenceLine {

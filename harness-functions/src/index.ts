@@ -85,4 +85,5 @@ export { DefaultOralizer, type DefaultOralizerOptions, type OralizeInput, type O
 export type { Plan, PlanContext, Planner } from './planner.ts';
 export * from './platform/index.ts';
 export { type ProgressTickerOptions, startProgressTicker } from './progress-ticker.ts';
+export { RedisTimelineReader, type RedisTimelineReaderOptions } from './redis-timeline-reader.ts';
 export { RouterPlanner, type RouterPlannerOptions, routerTokens } from './router-planner.ts';

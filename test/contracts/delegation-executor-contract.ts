@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { FunctionContext, VenusFunction } from '@venus/harness-functions';
-import type { DelegationExecutor, DelegationRequest, WorkEvent } from '@venus/protocol';
+import {
+  createWorkStatus,
+  DefaultOralizer,
+  type Evidence,
+  type FunctionContext,
+  type OralizeInput,
+  type Oralizer,
+  type PlanContext,
+  type Planner,
+  RouterPlanner,
+  type VenusFunction,
+} from '@venus/harness-functions';
+import type { DelegationExecutor, DelegationRequest, TimelineEvent, TimelineStore, WorkEvent } from '@venus/protocol';
 import { VenusError } from '@venus/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -12,10 +23,14 @@ export interface ExecutorContractOptions {
   progressEveryMs?: number;
   requestTimeoutMs?: number;
   maxInFlightPerSession?: number;
+  planner?: Planner;
+  oralizer?: Oralizer;
 }
 
 export interface ExecutorFixture {
   executor: DelegationExecutor;
+  /** The real store whose timelines the executor reads evidence from; the test appends to it. */
+  timeline: TimelineStore;
   /** Closes the executor and whatever runs its work, and removes what it stored. */
   close(): Promise<void>;
 }
@@ -79,6 +94,63 @@ export const echoFunction: VenusFunction<{ text: string }> = {
   run: async ({ text }) => ({ data: { echoed: text }, speech: `You said ${text}.` }),
 };
 
+/** A real function that answers from the evidence it was given: "evidence probe". */
+export function evidenceProbe() {
+  const seen: (Evidence | undefined)[] = [];
+  const fn: VenusFunction<Record<string, never>> = {
+    name: 'evidence_probe',
+    description: 'Says what the conversation held before it was asked.',
+    parameters: z.object({}).strict() as z.ZodType<Record<string, never>>,
+    examples: ['evidence probe'],
+    extract: (query) => (query === 'evidence probe' ? {} : null),
+    run: async (_args, ctx) => {
+      seen.push(ctx.evidence);
+      return { data: {}, speech: `I saw ${ctx.evidence?.transcript.length ?? 0} lines.` };
+    },
+  };
+  return { fn, seen };
+}
+
+/** The router and the default oralizer, each remembering the evidence it was handed. */
+export function recordingPlanAndOralize() {
+  const planned: (Evidence | undefined)[] = [];
+  const oralized: (Evidence | undefined)[] = [];
+  const router = new RouterPlanner();
+  const wording = new DefaultOralizer();
+  const planner: Planner = {
+    plan(query: string, functions: readonly VenusFunction[], context?: PlanContext) {
+      planned.push(context?.evidence);
+      return router.plan(query, functions);
+    },
+  };
+  const oralizer: Oralizer = {
+    oralize(input: OralizeInput) {
+      oralized.push(input.evidence);
+      return wording.oralize(input);
+    },
+  };
+  return { planner, oralizer, planned, oralized };
+}
+
+/** A short conversation: the typed question, a reply played to its end, a follow-up. */
+function conversation(session: string): TimelineEvent[] {
+  const at = (seq: number) => ({ session, seq, chunk: seq, atMs: seq * 160 });
+  return [
+    { ...at(1), stream: 'user', type: 'user.text', data: { inputSeq: 0, itemId: 'i1', text: "What's on in Paris?" } },
+    { ...at(2), stream: 'assistant', type: 'assistant.utterance', data: { utteranceId: 'u1', phase: 'started' } },
+    { ...at(3), stream: 'assistant', type: 'assistant.text', data: { utteranceId: 'u1', delta: 'A jazz festival.' } },
+    {
+      ...at(4),
+      stream: 'assistant',
+      type: 'assistant.utterance',
+      data: { utteranceId: 'u1', phase: 'finished', reason: 'completed' },
+    },
+    { ...at(5), stream: 'user', type: 'user.text', data: { inputSeq: 1, itemId: 'i2', text: 'Book it for Friday.' } },
+    // Past the cutoff (5): typed after the delegate tag opened.
+    { ...at(6), stream: 'user', type: 'user.text', data: { inputSeq: 2, itemId: 'i3', text: 'No, make it Sunday.' } },
+  ];
+}
+
 function label(event: WorkEvent): string {
   return event.kind === 'state' ? event.state : event.kind;
 }
@@ -100,7 +172,8 @@ export function delegationExecutorContract(name: string, make: MakeExecutor): vo
 
     async function setup(options: ExecutorContractOptions = {}) {
       const gated = gatedFunction();
-      const fixture = await make([gated.fn, echoFunction], options);
+      const probe = evidenceProbe();
+      const fixture = await make([gated.fn, echoFunction, probe.fn, createWorkStatus()], options);
       fixtures.push(fixture);
       const { executor } = fixture;
       const events: WorkEvent[] = [];
@@ -138,7 +211,8 @@ export function delegationExecutorContract(name: string, make: MakeExecutor): vo
         incarnation: 3,
         tenant: 'contract',
         query,
-        evidenceCutoffSeq: 12,
+        // An empty timeline by default: the evidence test appends its own and sets its cutoff.
+        evidenceCutoffSeq: 0,
         chunk: 4,
         createdAtMs: Date.now(),
         ...overrides,
@@ -152,8 +226,50 @@ export function delegationExecutorContract(name: string, make: MakeExecutor): vo
         await executor.submit(req);
         await resultOf(req.workId);
       };
-      return { executor, gated, events, of, sequence, request, resultOf, stateOf, barrier, session };
+      const { timeline } = fixture;
+      return { executor, gated, probe, timeline, events, of, sequence, request, resultOf, stateOf, barrier, session };
     }
+
+    it('gives the work its evidence up to the cutoff and never an event after it', async () => {
+      const recording = recordingPlanAndOralize();
+      const { executor, probe, timeline, request, resultOf, session } = await setup(recording);
+      await timeline.append(conversation(session));
+      const req = request('evidence probe', { evidenceCutoffSeq: 5 });
+      await executor.submit(req);
+      const event = await resultOf(req.workId);
+      expect(event).toMatchObject({ result: { ok: true, text: 'I saw 3 lines.' } });
+      const [evidence] = probe.seen;
+      expect(evidence).toMatchObject({ session, cutoffSeq: 5, complete: true });
+      expect(evidence?.transcript.map((l) => [l.speaker, l.source, l.text])).toEqual([
+        ['user', 'typed', "What's on in Paris?"],
+        ['assistant', 'spoken', 'A jazz festival.'],
+        ['user', 'typed', 'Book it for Friday.'],
+      ]);
+      expect(JSON.stringify(evidence)).not.toContain('Sunday');
+      // The planner and the oralizer were handed the same evidence.
+      expect(recording.planned).toEqual([evidence]);
+      expect(recording.oralized).toEqual([evidence]);
+    });
+
+    it('carries the work snapshot to the function unchanged: work_status answers from it', async () => {
+      const { executor, request, resultOf } = await setup();
+      const req = request('What is the status of my pending requests?', {
+        workSnapshot: [
+          { workId: 'w-a', query: 'What is the weather in Paris?', state: 'RUNNING', ageMs: 7_400 },
+          { workId: 'w-b', query: 'time in Tokyo', state: 'QUEUED', ageMs: 300 },
+          { workId: 'w-c', query: 'old question', state: 'DELIVERED', ageMs: 90_000, functionName: 'weather' },
+        ],
+      });
+      await executor.submit(req);
+      expect(await resultOf(req.workId)).toMatchObject({
+        result: {
+          ok: true,
+          functionName: 'work_status',
+          text: '"What is the weather in Paris?" is still running, 7 seconds so far. "time in Tokyo" is waiting to start.',
+          data: { pending: 2 },
+        },
+      });
+    });
 
     it('resolves submit before the work finishes, then reports RUNNING and the result', async () => {
       const { executor, gated, sequence, request, resultOf, stateOf } = await setup();

@@ -1,5 +1,5 @@
 import type { TimelineEvent, TimelineReadOptions, TimelineStore } from '@venus/protocol';
-import { VenusError } from '@venus/protocol';
+import { REDIS_TIMELINE, VenusError } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import { checkAppendBatch, seqConflict } from './append-batch.ts';
 import { lifeChange, type TimelineBounds, timelineBounds } from './timeline-bounds.ts';
@@ -36,8 +36,8 @@ return {1, last}
 `;
 
 const APPEND_COMMAND = 'venusTimelineAppend';
-/** Stream entry field that holds the event JSON. */
-const FIELD = 'e';
+/** Stream entry field that holds the event JSON (the layout other processes read too). */
+const FIELD = REDIS_TIMELINE.field;
 const TAIL_PAGE = 256;
 
 type AppendCommand = (key: string, expectedLast: string, ...args: string[]) => Promise<[number, string]>;
@@ -216,7 +216,7 @@ export class RedisTimelineStore implements TimelineStore {
   }
 
   #key(session: string): string {
-    return `${this.#prefix}timeline:${session}`;
+    return REDIS_TIMELINE.key(this.#prefix, session);
   }
 }
 
