@@ -44,26 +44,29 @@ export interface BenchDelegationResult {
 
 /** No-op and hold-until-cancelled functions the bench delegates to ("noop 1", "hold 1"). */
 export function benchFunctions(): VenusFunction[] {
-  const noop: VenusFunction<{ tag: string }> = {
-    name: 'bench_noop',
-    description: 'Answers at once.',
+  const tagged = (
+    verb: string,
+    description: string,
+    run: VenusFunction<{ tag: string }>['run'],
+  ): VenusFunction<{ tag: string }> => ({
+    name: `bench_${verb}`,
+    description,
     parameters: z.object({ tag: z.string() }),
-    examples: ['noop 1'],
-    extract: (query) => (query.startsWith('noop ') ? { tag: query.slice(5) } : null),
-    run: async ({ tag }) => ({ data: { tag }, speech: 'Done.' }),
-  };
-  const hold: VenusFunction<{ tag: string }> = {
-    name: 'bench_hold',
-    description: 'Waits until cancelled.',
-    parameters: z.object({ tag: z.string() }),
-    examples: ['hold 1'],
-    extract: (query) => (query.startsWith('hold ') ? { tag: query.slice(5) } : null),
-    run: (_args, ctx) =>
-      new Promise((_resolve, reject) => {
-        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
-      }),
-  };
-  return [noop, hold] as VenusFunction[];
+    examples: [`${verb} 1`],
+    extract: (query) => (query.startsWith(`${verb} `) ? { tag: query.slice(verb.length + 1) } : null),
+    run,
+  });
+  return [
+    tagged('noop', 'Answers at once.', async ({ tag }) => ({ data: { tag }, speech: 'Done.' })),
+    tagged(
+      'hold',
+      'Waits until cancelled.',
+      (_args, ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+        }),
+    ),
+  ] as VenusFunction[];
 }
 
 /** Lets a harness process load the bench functions: HARNESS_FUNCTIONS_MODULE=harness-functions/src/bench-delegation.ts. */

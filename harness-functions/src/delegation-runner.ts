@@ -161,7 +161,9 @@ function asSpeakableError(thrown: unknown): VenusError {
 
 /** How an executor is told what to run: a registry (a DelegationRunner is built over it) or a runner. */
 export interface RunnerChoice {
+  /** The functions delegations may run; or give `runner` instead. */
   registry?: FunctionRegistry;
+  /** Runs each delegation instead of a DelegationRunner over `registry` (e.g. a per-tenant catalog runner). */
   runner?: DelegationRunLike;
   planner?: Planner;
   oralizer?: Oralizer;

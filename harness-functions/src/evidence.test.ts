@@ -176,7 +176,12 @@ describe('readEvidence', () => {
   it('reads only the last maxEvents up to the cutoff, and nothing for an empty timeline', async () => {
     const reader = new FakeTimelineReader();
     const asked: TimelineReadOptions[] = [];
-    const spy: TimelineReader = { read: async (s, o = {}) => (asked.push(o), reader.read(s, o)) };
+    const spy: TimelineReader = {
+      read: async (s, o = {}) => {
+        asked.push(o);
+        return reader.read(s, o);
+      },
+    };
     await readEvidence(
       spy,
       { session: S, evidenceCutoffSeq: 1000 },

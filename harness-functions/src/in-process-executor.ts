@@ -4,31 +4,19 @@ import {
   type DelegationExecutor,
   type DelegationRequest,
   DelegationRequestSchema,
-  type DeliveryPolicy,
   VenusError,
   type WorkEvent,
   type WorkEventListener,
   type WorkState,
 } from '@venus/protocol';
 import { z } from 'zod';
-import { type DelegationRunLike, type RunOutcome, runnerFrom } from './delegation-runner.ts';
-import type { TimelineReader } from './evidence.ts';
-import type { FunctionRegistry } from './function-registry.ts';
-import type { Oralizer } from './oralizer.ts';
-import type { Planner } from './planner.ts';
+import { type DelegationRunLike, type RunnerChoice, type RunOutcome, runnerFrom } from './delegation-runner.ts';
 import { startProgressTicker } from './progress-ticker.ts';
 
 const log = createLogger('harness.in-process');
 
-export interface InProcessExecutorOptions {
-  /** The functions delegations may run; or give `runner` instead. */
-  registry?: FunctionRegistry;
-  /** Runs each delegation instead of a DelegationRunner over `registry` (e.g. a per-tenant catalog runner). */
-  runner?: DelegationRunLike;
-  planner?: Planner;
-  oralizer?: Oralizer;
-  /** The session timelines (the host's store): each delegation's evidence is read from it up to its cutoff. */
-  timeline?: TimelineReader;
+/** What to run (`registry` or `runner`, planner, oralizer, default policy; `timeline`: the host's store, for evidence), and how. */
+export interface InProcessExecutorOptions extends RunnerChoice {
   now?: () => number;
   requestTimeoutMs?: number;
   resultTtlMs?: number;
@@ -37,7 +25,6 @@ export interface InProcessExecutorOptions {
   maxInFlightPerSession?: number;
   /** Work running at once across all sessions; the rest waits QUEUED. */
   concurrency?: number;
-  defaultPolicy?: DeliveryPolicy;
   /** Where a listener's exception goes; the executor itself carries on. Default: an error in the log. */
   onListenerError?(error: unknown, event: WorkEvent): void;
 }

@@ -32,20 +32,21 @@ const TARGET_FIRST = new RegExp(
 function extractConversion(query: string): CalculatorArgs | null {
   const text = query.trim();
   const valueFirst = VALUE_FIRST.exec(text);
-  if (valueFirst) {
-    const [, number, fromPhrase, toPhrase] = valueFirst;
-    const from = findUnit(fromPhrase ?? '');
-    const to = findUnit(toPhrase ?? '');
-    if (from !== null && to !== null) return { kind: 'convert', value: parseNumber(number ?? ''), from, to };
-  }
+  const fromValueFirst = valueFirst && conversion(valueFirst[1], valueFirst[2], valueFirst[3]);
+  if (fromValueFirst) return fromValueFirst;
   const targetFirst = TARGET_FIRST.exec(text);
-  if (targetFirst) {
-    const [, toPhrase, number, fromPhrase] = targetFirst;
-    const from = findUnit(fromPhrase ?? '');
-    const to = findUnit(toPhrase ?? '');
-    if (from !== null && to !== null) return { kind: 'convert', value: parseNumber(number ?? ''), from, to };
-  }
-  return null;
+  return targetFirst && conversion(targetFirst[2], targetFirst[3], targetFirst[1]);
+}
+
+/** A conversion when both phrases name known units. */
+function conversion(
+  number: string | undefined,
+  fromPhrase: string | undefined,
+  toPhrase: string | undefined,
+): CalculatorArgs | null {
+  const from = findUnit(fromPhrase ?? '');
+  const to = findUnit(toPhrase ?? '');
+  return from !== null && to !== null ? { kind: 'convert', value: parseNumber(number ?? ''), from, to } : null;
 }
 
 function parseNumber(text: string): number {

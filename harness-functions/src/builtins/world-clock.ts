@@ -5,56 +5,73 @@ import type { VenusFunction } from '../function-definition.ts';
 import type { BuiltinOptions } from './latency.ts';
 import { findKnownPlace, normalizePlace, placeIndex, trailingPlace } from './place-match.ts';
 
-/** Major cities and their IANA time zones; aliases are what people say. */
-const CITY_ZONES: readonly (readonly [city: string, zone: string, aliases: readonly string[]])[] = [
-  ['Tokyo', 'Asia/Tokyo', []],
-  ['Osaka', 'Asia/Tokyo', []],
-  ['Seoul', 'Asia/Seoul', []],
-  ['Beijing', 'Asia/Shanghai', ['peking']],
-  ['Shanghai', 'Asia/Shanghai', []],
-  ['Hong Kong', 'Asia/Hong_Kong', []],
-  ['Taipei', 'Asia/Taipei', []],
-  ['Singapore', 'Asia/Singapore', []],
-  ['Bangkok', 'Asia/Bangkok', []],
-  ['Jakarta', 'Asia/Jakarta', []],
-  ['Manila', 'Asia/Manila', []],
-  ['Mumbai', 'Asia/Kolkata', ['bombay']],
-  ['Delhi', 'Asia/Kolkata', ['new delhi']],
-  ['Bangalore', 'Asia/Kolkata', ['bengaluru']],
-  ['Dubai', 'Asia/Dubai', []],
-  ['Istanbul', 'Europe/Istanbul', []],
-  ['Moscow', 'Europe/Moscow', []],
-  ['Tel Aviv', 'Asia/Jerusalem', []],
-  ['Cairo', 'Africa/Cairo', []],
-  ['Lagos', 'Africa/Lagos', []],
-  ['Nairobi', 'Africa/Nairobi', []],
-  ['Johannesburg', 'Africa/Johannesburg', ['joburg']],
-  ['London', 'Europe/London', []],
-  ['Dublin', 'Europe/Dublin', []],
-  ['Lisbon', 'Europe/Lisbon', []],
-  ['Paris', 'Europe/Paris', []],
-  ['Madrid', 'Europe/Madrid', []],
-  ['Rome', 'Europe/Rome', []],
-  ['Berlin', 'Europe/Berlin', []],
-  ['Amsterdam', 'Europe/Amsterdam', []],
-  ['Stockholm', 'Europe/Stockholm', []],
-  ['Athens', 'Europe/Athens', []],
-  ['New York', 'America/New_York', ['nyc', 'new york city', 'manhattan']],
-  ['Toronto', 'America/Toronto', []],
-  ['Chicago', 'America/Chicago', []],
-  ['Denver', 'America/Denver', []],
-  ['Los Angeles', 'America/Los_Angeles', []],
-  ['San Francisco', 'America/Los_Angeles', ['sf', 'san fran']],
-  ['Seattle', 'America/Los_Angeles', []],
-  ['Vancouver', 'America/Vancouver', []],
-  ['Mexico City', 'America/Mexico_City', []],
-  ['Sao Paulo', 'America/Sao_Paulo', []],
-  ['Buenos Aires', 'America/Argentina/Buenos_Aires', []],
-  ['Sydney', 'Australia/Sydney', []],
-  ['Melbourne', 'Australia/Melbourne', []],
-  ['Auckland', 'Pacific/Auckland', []],
-  ['Honolulu', 'Pacific/Honolulu', ['hawaii']],
-];
+/**
+ * Major cities and their IANA time zones; aliases (after `|`) are what people say. One line per
+ * city, `City = Zone | alias, alias`, read once at load.
+ */
+const CITY_ZONES: readonly (readonly [city: string, zone: string, aliases: readonly string[]])[] = `
+Tokyo = Asia/Tokyo
+Osaka = Asia/Tokyo
+Seoul = Asia/Seoul
+Beijing = Asia/Shanghai | peking
+Shanghai = Asia/Shanghai
+Hong Kong = Asia/Hong_Kong
+Taipei = Asia/Taipei
+Singapore = Asia/Singapore
+Bangkok = Asia/Bangkok
+Jakarta = Asia/Jakarta
+Manila = Asia/Manila
+Mumbai = Asia/Kolkata | bombay
+Delhi = Asia/Kolkata | new delhi
+Bangalore = Asia/Kolkata | bengaluru
+Dubai = Asia/Dubai
+Istanbul = Europe/Istanbul
+Moscow = Europe/Moscow
+Tel Aviv = Asia/Jerusalem
+Cairo = Africa/Cairo
+Lagos = Africa/Lagos
+Nairobi = Africa/Nairobi
+Johannesburg = Africa/Johannesburg | joburg
+London = Europe/London
+Dublin = Europe/Dublin
+Lisbon = Europe/Lisbon
+Paris = Europe/Paris
+Madrid = Europe/Madrid
+Rome = Europe/Rome
+Berlin = Europe/Berlin
+Amsterdam = Europe/Amsterdam
+Stockholm = Europe/Stockholm
+Athens = Europe/Athens
+New York = America/New_York | nyc, new york city, manhattan
+Toronto = America/Toronto
+Chicago = America/Chicago
+Denver = America/Denver
+Los Angeles = America/Los_Angeles
+San Francisco = America/Los_Angeles | sf, san fran
+Seattle = America/Los_Angeles
+Vancouver = America/Vancouver
+Mexico City = America/Mexico_City
+Sao Paulo = America/Sao_Paulo
+Buenos Aires = America/Argentina/Buenos_Aires
+Sydney = Australia/Sydney
+Melbourne = Australia/Melbourne
+Auckland = Pacific/Auckland
+Honolulu = Pacific/Honolulu | hawaii
+`
+  .trim()
+  .split('\n')
+  .map((line) => {
+    const [names = '', aliases = ''] = line.split('|');
+    const [city = '', zone = ''] = names.split('=').map((part) => part.trim());
+    return [
+      city,
+      zone,
+      aliases
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
+    ] as const;
+  });
 
 const ZONES = new Map(CITY_ZONES.map(([city, zone]) => [city, zone]));
 const PLACES = placeIndex(CITY_ZONES.map(([city, , aliases]) => [city, aliases] as const));

@@ -1,39 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import {
-  DELEGATION_LIMITS,
-  type DelegationRequest,
-  type DeliveryPolicy,
-  VenusError,
-  type WorkEvent,
-} from '@venus/protocol';
+import { DELEGATION_LIMITS, type DelegationRequest, VenusError, type WorkEvent } from '@venus/protocol';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import { type DelegationRunLike, type RunOutcome, runnerFrom } from '../delegation-runner.ts';
-import type { TimelineReader } from '../evidence.ts';
-import type { FunctionRegistry } from '../function-registry.ts';
-import type { Oralizer } from '../oralizer.ts';
-import type { Planner } from '../planner.ts';
+import { type DelegationRunLike, type RunnerChoice, type RunOutcome, runnerFrom } from '../delegation-runner.ts';
 import { startProgressTicker } from '../progress-ticker.ts';
 import { type DelegationJob, DelegationJobSchema } from './delegation-job.ts';
-import { DEFAULT_DELEGATION_PREFIX, type DelegationKeys, delegationKeys, jobIdFor } from './delegation-keys.ts';
+import { jobIdFor } from './delegation-keys.ts';
 import { type DelegationScripts, defineDelegationScripts, type WorkKeys } from './delegation-scripts.ts';
-import { throttledErrorLog } from './error-log.ts';
+import { type QueueSide, queueSide } from './queue-options.ts';
 
-export interface BullmqDelegationConsumerOptions {
+/**
+ * What to run (`registry` or `runner`, planner, oralizer, default policy; `timeline`: the hosts'
+ * Redis timelines, e.g. a RedisTimelineReader, for evidence), and how.
+ */
+export interface BullmqDelegationConsumerOptions extends RunnerChoice {
   url: string;
   redisOptions?: RedisOptions;
   /** Key prefix shared with the producers. Default `venus:`. */
   prefix?: string;
-  /** The functions jobs may run; or give `runner` instead. */
-  registry?: FunctionRegistry;
-  /** Runs each delegation instead of a DelegationRunner over `registry` (e.g. a per-tenant catalog runner). */
-  runner?: DelegationRunLike;
-  planner?: Planner;
-  oralizer?: Oralizer;
-  defaultPolicy?: DeliveryPolicy;
-  /** The session timelines (Redis Streams, as the hosts write them): each job's evidence is read up to its cutoff. */
-  timeline?: TimelineReader;
   now?: () => number;
   /** Jobs this process runs at once. Default 16. */
   concurrency?: number;
@@ -83,46 +68,42 @@ interface ActiveWork {
  */
 export class BullmqDelegationConsumer {
   readonly workerId = randomUUID();
-  readonly #keys: DelegationKeys;
   readonly #runner: DelegationRunLike;
   readonly #redis: Redis;
   readonly #subscriber: Redis;
   readonly #workerConnection: Redis;
   readonly #scripts: DelegationScripts;
   readonly #worker: Worker<DelegationJob>;
-  readonly #now: () => number;
   readonly #progressFirstMs: number;
   readonly #progressEveryMs: number;
-  readonly #resultTtlMs: number;
   readonly #drainMs: number;
-  readonly #onError: (error: unknown) => void;
   readonly #active = new Map<string, ActiveWork>();
   readonly #subscribed: Promise<unknown>;
   #closing: Promise<void> | null = null;
   /** Set once close() has aborted running work: anything that starts after it is aborted at once. */
   #abortingAll = false;
 
+  /** Keys, clock, result TTL and error sink, as the other side of the queue reads them. */
+  readonly #side: QueueSide;
+
   constructor(options: BullmqDelegationConsumerOptions) {
-    this.#keys = delegationKeys(options.prefix ?? DEFAULT_DELEGATION_PREFIX);
-    this.#now = options.now ?? Date.now;
-    this.#resultTtlMs = options.resultTtlMs ?? DELEGATION_LIMITS.resultTtlMs;
+    this.#side = queueSide('consumer', options);
     this.#progressFirstMs = options.progressFirstMs ?? DELEGATION_LIMITS.progressFirstMs;
     this.#progressEveryMs = options.progressEveryMs ?? DELEGATION_LIMITS.progressEveryMs;
     this.#drainMs = options.drainMs ?? 10_000;
-    this.#onError = options.onError ?? throttledErrorLog('delegation consumer');
     this.#runner = runnerFrom(
       'a delegation consumer',
       options,
-      { now: this.#now, resultTtlMs: this.#resultTtlMs },
-      (e) => this.#onError(e),
+      { now: this.#side.now, resultTtlMs: this.#side.resultTtlMs },
+      (e) => this.#side.onError(e),
     );
 
     const name = `delegation-consumer:${this.workerId}`;
     this.#redis = new Redis(options.url, { connectionName: name, enableAutoPipelining: true, ...options.redisOptions });
-    this.#redis.on('error', this.#onError);
+    this.#redis.on('error', this.#side.onError);
     this.#scripts = defineDelegationScripts(this.#redis, {
       maxLen: options.eventsMaxLen ?? 100_000,
-      ttlMs: Math.max(this.#resultTtlMs, DELEGATION_LIMITS.requestTimeoutMs) * 2,
+      ttlMs: Math.max(this.#side.resultTtlMs, DELEGATION_LIMITS.requestTimeoutMs) * 2,
     });
 
     // Subscribing waits out a Redis that is not up yet instead of failing the harness's start.
@@ -131,33 +112,33 @@ export class BullmqDelegationConsumer {
       ...options.redisOptions,
       maxRetriesPerRequest: null,
     });
-    this.#subscriber.on('error', this.#onError);
+    this.#subscriber.on('error', this.#side.onError);
     this.#subscriber.on('message', (_channel: string, workId: string) => this.#abortJob(workId));
     // A cancel published while this connection was down is caught by re-reading the markers.
     this.#subscriber.on('ready', () => void this.#recheckCancelMarkers());
-    this.#subscribed = this.#subscriber.subscribe(this.#keys.cancelChannel);
+    this.#subscribed = this.#subscriber.subscribe(this.#side.keys.cancelChannel);
 
     this.#workerConnection = new Redis(options.url, {
       connectionName: `${name}:worker`,
       ...options.redisOptions,
       maxRetriesPerRequest: null,
     });
-    this.#workerConnection.on('error', this.#onError);
+    this.#workerConnection.on('error', this.#side.onError);
     this.#worker = new Worker<DelegationJob>(
-      this.#keys.queueName,
+      this.#side.keys.queueName,
       (job, token, signal) => this.#process(job, token, signal),
       {
         connection: this.#workerConnection,
-        prefix: this.#keys.bullPrefix,
+        prefix: this.#side.keys.bullPrefix,
         concurrency: Math.max(1, options.concurrency ?? 16),
         lockDuration: options.lockDurationMs ?? 30_000,
         stalledInterval: options.stalledIntervalMs ?? 30_000,
         maxStalledCount: options.maxStalledCount ?? 2,
       },
     );
-    this.#worker.on('error', this.#onError);
+    this.#worker.on('error', this.#side.onError);
     this.#worker.on('failed', (job, error) => {
-      if (job !== undefined) void this.#failedForGood(job, error).catch(this.#onError);
+      if (job !== undefined) void this.#failedForGood(job, error).catch(this.#side.onError);
     });
   }
 
@@ -189,7 +170,7 @@ export class BullmqDelegationConsumer {
       clearTimeout(timer);
       this.#abortingAll = true;
       for (const work of this.#active.values()) work.controller.abort(CLOSING);
-      await closed.catch(this.#onError);
+      await closed.catch(this.#side.onError);
       await this.#subscriber.quit().catch(() => this.#subscriber.disconnect());
       await this.#redis.quit().catch(() => this.#redis.disconnect());
       await this.#workerConnection.quit().catch(() => this.#workerConnection.disconnect());
@@ -208,7 +189,7 @@ export class BullmqDelegationConsumer {
     const { verdict } = await this.#scripts.start(keys, {
       workId,
       workerId: this.workerId,
-      resultTtlMs: this.#resultTtlMs,
+      resultTtlMs: this.#side.resultTtlMs,
       retryEvent: JSON.stringify({
         kind: 'state',
         session,
@@ -225,7 +206,7 @@ export class BullmqDelegationConsumer {
     signal?.addEventListener('abort', onJobAbort, { once: true });
     const timeout = setTimeout(
       () => controller.abort(new VenusError('function_timeout', `no result within ${deadlineAtMs - acceptedAtMs} ms`)),
-      Math.max(0, deadlineAtMs - this.#now()),
+      Math.max(0, deadlineAtMs - this.#side.now()),
     );
     let settle!: () => void;
     const done = new Promise<void>((resolve) => {
@@ -240,7 +221,7 @@ export class BullmqDelegationConsumer {
     // progress notices reach the stream before the result without a round trip each.
     const emitted: Promise<unknown>[] = [];
     const emit = (state: string, event: WorkEvent): void => {
-      emitted.push(this.#scripts.emit([keys[0], keys[1]], state, [JSON.stringify(event)]).catch(this.#onError));
+      emitted.push(this.#scripts.emit([keys[0], keys[1]], state, [JSON.stringify(event)]).catch(this.#side.onError));
     };
     // RUNNING waits one turn of the event loop: work that finishes within it sends RUNNING along
     // with its result in one script call instead of two.
@@ -271,7 +252,7 @@ export class BullmqDelegationConsumer {
                 incarnation,
                 workId,
                 message: progressMessage ?? `Still working on ${functionName ?? 'it'}`,
-                elapsedMs: Math.max(0, this.#now() - acceptedAtMs),
+                elapsedMs: Math.max(0, this.#side.now() - acceptedAtMs),
               });
             },
           });
@@ -321,7 +302,7 @@ export class BullmqDelegationConsumer {
     events.push({ kind: 'result', session, incarnation, workId, result: outcome.result });
     await this.#scripts.finish(
       keys,
-      { workId, resultTtlMs: this.#resultTtlMs, end: 'result', state: outcome.ok ? 'COMPLETED' : 'FAILED' },
+      { workId, resultTtlMs: this.#side.resultTtlMs, end: 'result', state: outcome.ok ? 'COMPLETED' : 'FAILED' },
       events.map((event) => JSON.stringify(event)),
     );
   }
@@ -331,7 +312,7 @@ export class BullmqDelegationConsumer {
     if ((await job.getState()) !== 'failed') return;
     const parsed = DelegationJobSchema.safeParse(job.data);
     if (!parsed.success) {
-      this.#onError(new Error(`malformed delegation job ${job.id} failed: ${error.message}`));
+      this.#side.onError(new Error(`malformed delegation job ${job.id} failed: ${error.message}`));
       return;
     }
     const { request, eventsKey } = parsed.data;
@@ -347,17 +328,17 @@ export class BullmqDelegationConsumer {
 
   async #recheckCancelMarkers(): Promise<void> {
     for (const workId of this.#active.keys()) {
-      const cancelled = await this.#redis.hexists(this.#keys.work(workId), 'cancel').catch(() => 0);
+      const cancelled = await this.#redis.hexists(this.#side.keys.work(workId), 'cancel').catch(() => 0);
       if (cancelled === 1) this.#abortJob(workId);
     }
   }
 
   #keysOf(request: DelegationRequest, eventsKey: string): WorkKeys {
     return [
-      this.#keys.work(request.workId),
+      this.#side.keys.work(request.workId),
       eventsKey,
-      this.#keys.sessionSlots(request.session),
-      this.#keys.tenantSlots(request.tenant),
+      this.#side.keys.sessionSlots(request.session),
+      this.#side.keys.tenantSlots(request.tenant),
     ];
   }
 }

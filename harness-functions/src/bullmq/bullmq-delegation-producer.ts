@@ -16,9 +16,9 @@ import { Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import type { DelegationJob } from './delegation-job.ts';
-import { DEFAULT_DELEGATION_PREFIX, type DelegationKeys, delegationKeys, jobIdFor } from './delegation-keys.ts';
+import { jobIdFor } from './delegation-keys.ts';
 import { type DelegationScripts, defineDelegationScripts, type WorkKeys } from './delegation-scripts.ts';
-import { throttledErrorLog } from './error-log.ts';
+import { type QueueSide, queueSide } from './queue-options.ts';
 import { WorkEventReader } from './work-event-reader.ts';
 
 const log = createLogger('harness.delegation-producer');
@@ -100,31 +100,27 @@ const SLOT_GRACE_MS = 60_000;
  */
 export class BullmqDelegationProducer implements DelegationExecutor {
   readonly hostId: string;
-  readonly #keys: DelegationKeys;
   readonly #redis: Redis;
   readonly #queueRedis: Redis;
   readonly #scripts: DelegationScripts;
   readonly #queue: Queue;
   readonly #reader: WorkEventReader;
   readonly #listeners = new Set<WorkEventListener>();
-  readonly #now: () => number;
   readonly #requestTimeoutMs: number;
-  readonly #resultTtlMs: number;
   readonly #maxInFlightPerSession: number;
   readonly #maxInFlightPerTenant: number;
   readonly #onListenerError: (error: unknown, event: WorkEvent) => void;
-  readonly #onError: (error: unknown) => void;
   #closed = false;
+
+  /** Keys, clock, result TTL and error sink, as the other side of the queue reads them. */
+  readonly #side: QueueSide;
 
   constructor(options: BullmqDelegationProducerOptions) {
     this.hostId = options.hostId ?? randomUUID();
-    this.#keys = delegationKeys(options.prefix ?? DEFAULT_DELEGATION_PREFIX);
-    this.#now = options.now ?? Date.now;
+    this.#side = queueSide('producer', options);
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DELEGATION_LIMITS.requestTimeoutMs;
-    this.#resultTtlMs = options.resultTtlMs ?? DELEGATION_LIMITS.resultTtlMs;
     this.#maxInFlightPerSession = options.maxInFlightPerSession ?? DELEGATION_LIMITS.maxInFlightPerSession;
     this.#maxInFlightPerTenant = options.maxInFlightPerTenant ?? 1_000;
-    this.#onError = options.onError ?? throttledErrorLog('delegation producer');
     this.#onListenerError =
       options.onListenerError ??
       ((error, event) =>
@@ -135,20 +131,20 @@ export class BullmqDelegationProducer implements DelegationExecutor {
       enableAutoPipelining: true,
       ...options.redisOptions,
     });
-    this.#redis.on('error', this.#onError);
+    this.#redis.on('error', this.#side.onError);
     this.#queueRedis = new Redis(options.url, {
       connectionName: `delegation-queue:${this.hostId}`,
       ...options.redisOptions,
     });
-    this.#queueRedis.on('error', this.#onError);
+    this.#queueRedis.on('error', this.#side.onError);
     this.#scripts = defineDelegationScripts(this.#redis, {
       maxLen: options.eventsMaxLen ?? 100_000,
-      ttlMs: Math.max(this.#resultTtlMs, this.#requestTimeoutMs) * 2,
+      ttlMs: Math.max(this.#side.resultTtlMs, this.#requestTimeoutMs) * 2,
     });
     const attempts = options.attempts ?? 3;
-    this.#queue = new Queue(this.#keys.queueName, {
+    this.#queue = new Queue(this.#side.keys.queueName, {
       connection: this.#queueRedis,
-      prefix: this.#keys.bullPrefix,
+      prefix: this.#side.keys.bullPrefix,
       defaultJobOptions: {
         attempts,
         backoff: { type: 'exponential', delay: options.backoffMs ?? 500 },
@@ -156,20 +152,20 @@ export class BullmqDelegationProducer implements DelegationExecutor {
         removeOnFail: { count: options.keepFailed ?? 5_000 },
       },
     });
-    this.#queue.on('error', this.#onError);
+    this.#queue.on('error', this.#side.onError);
 
     const blocking = new Redis(options.url, {
       connectionName: `delegation-events:${this.hostId}`,
       ...options.redisOptions,
       maxRetriesPerRequest: null,
     });
-    blocking.on('error', this.#onError);
+    blocking.on('error', this.#side.onError);
     this.#reader = new WorkEventReader({
       redis: blocking,
-      key: this.#keys.events(this.hostId),
+      key: this.#side.keys.events(this.hostId),
       ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }),
       onEvent: (event) => this.#deliver(event),
-      onError: this.#onError,
+      onError: this.#side.onError,
     });
     this.#reader.start();
   }
@@ -180,15 +176,15 @@ export class BullmqDelegationProducer implements DelegationExecutor {
     if (!parsed.success) throw new VenusError('invalid_event', z.prettifyError(parsed.error), { cause: parsed.error });
     const accepted = parsed.data;
     const { workId, session, tenant, incarnation } = accepted;
-    const nowMs = this.#now();
-    const keys = this.#slotKeys(workId, this.#keys.events(this.hostId), session, tenant);
+    const nowMs = this.#side.now();
+    const keys = this.#slotKeys(workId, this.#side.keys.events(this.hostId), session, tenant);
     const verdict = await this.#scripts.accept(keys, {
       workId,
       nowMs,
       slotDeadlineMs: nowMs + this.#requestTimeoutMs + SLOT_GRACE_MS,
       sessionLimit: this.#maxInFlightPerSession,
       tenantLimit: this.#maxInFlightPerTenant,
-      recordTtlMs: this.#requestTimeoutMs + this.#resultTtlMs + SLOT_GRACE_MS,
+      recordTtlMs: this.#requestTimeoutMs + this.#side.resultTtlMs + SLOT_GRACE_MS,
       session,
       tenant,
       incarnation,
@@ -226,10 +222,10 @@ export class BullmqDelegationProducer implements DelegationExecutor {
         reason: `${failure.code}: the job could not be queued`,
       };
       await this.#scripts
-        .finish(keys, { workId, resultTtlMs: this.#resultTtlMs, end: 'rejected', state: 'FAILED' }, [
+        .finish(keys, { workId, resultTtlMs: this.#side.resultTtlMs, end: 'rejected', state: 'FAILED' }, [
           JSON.stringify(failed),
         ])
-        .catch(this.#onError);
+        .catch(this.#side.onError);
       throw failure;
     }
   }
@@ -246,7 +242,7 @@ export class BullmqDelegationProducer implements DelegationExecutor {
       reason,
       cancellingEvent: JSON.stringify({ ...identity, state: 'CANCELLING' } satisfies WorkEvent),
       cancelledEvent: JSON.stringify({ ...identity, state: 'CANCELLED' } satisfies WorkEvent),
-      channel: this.#keys.cancelChannel,
+      channel: this.#side.keys.cancelChannel,
       workId,
     });
     if (marked === 'missing' || marked === 'finished') {
@@ -255,7 +251,7 @@ export class BullmqDelegationProducer implements DelegationExecutor {
     // A job nobody holds is removed and ended here; a held one ends when its worker stops it.
     const removed = await this.#queue.remove(jobIdFor(workId));
     if (removed === 1) {
-      await this.#scripts.finish(keys, { workId, resultTtlMs: this.#resultTtlMs, end: '', state: '' }, []);
+      await this.#scripts.finish(keys, { workId, resultTtlMs: this.#side.resultTtlMs, end: '', state: '' }, []);
     }
   }
 
@@ -279,13 +275,13 @@ export class BullmqDelegationProducer implements DelegationExecutor {
     this.#closed = true;
     this.#listeners.clear();
     await this.#reader.stop();
-    await this.#queue.close().catch(this.#onError);
+    await this.#queue.close().catch(this.#side.onError);
     await this.#redis.quit().catch(() => this.#redis.disconnect());
     await this.#queueRedis.quit().catch(() => this.#queueRedis.disconnect());
   }
 
   async #readRecord(workId: string): Promise<(DelegationRecord & { eventsKey: string }) | null> {
-    const fields = await this.#redis.hgetall(this.#keys.work(workId));
+    const fields = await this.#redis.hgetall(this.#side.keys.work(workId));
     if (Object.keys(fields).length === 0) return null;
     const parsed = DelegationRecordFieldsSchema.safeParse(fields);
     if (!parsed.success) throw new VenusError('internal_error', `work record ${workId} is malformed`);
@@ -307,7 +303,12 @@ export class BullmqDelegationProducer implements DelegationExecutor {
   }
 
   #slotKeys(workId: string, eventsKey: string, session: string, tenant: string): WorkKeys {
-    return [this.#keys.work(workId), eventsKey, this.#keys.sessionSlots(session), this.#keys.tenantSlots(tenant)];
+    return [
+      this.#side.keys.work(workId),
+      eventsKey,
+      this.#side.keys.sessionSlots(session),
+      this.#side.keys.tenantSlots(tenant),
+    ];
   }
 
   #deliver(event: WorkEvent): void {
