@@ -14,5 +14,6 @@ export * from './relay-frames.ts';
 export * from './session-config.ts';
 export * from './teardown-errors.ts';
 export * from './timeline.ts';
+export * from './timeline-redis-layout.ts';
 export type * from './timeline-store.ts';
 export * from './work-state.ts';
