@@ -109,13 +109,13 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   // consumer, so `npm start` stays one process while more `harness` processes can join the queue.
   const consumer =
     !options.executor && options.redisUrl
-      ? new BullmqDelegationConsumer({ url: options.redisUrl, prefix, ...routing })
+      ? new BullmqDelegationConsumer({ url: options.redisUrl, prefix, timeline: store, ...routing })
       : null;
   const executor =
     options.executor ??
     (options.redisUrl
       ? new BullmqDelegationProducer({ url: options.redisUrl, prefix })
-      : new InProcessExecutor(routing));
+      : new InProcessExecutor({ ...routing, timeline: store }));
   const host = new SessionHost({ model, executor, store });
   const link = new InProcessLink(host);
   const edge = await serveEdgeNode({

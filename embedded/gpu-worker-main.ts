@@ -63,7 +63,7 @@ const executor: DelegationExecutor = redisUrl
       hostId: env.WORKER_ID,
       ...(env.HARNESS_PREFIX ? { prefix: env.HARNESS_PREFIX } : {}),
     })
-  : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()) });
+  : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()), timeline: store });
 const host = new SessionHost({ model, executor, store });
 const capabilities = await model.capabilities();
 const maxSessions = env.MAX_SESSIONS ?? capabilities.maxSessions;

@@ -9,6 +9,7 @@ import { llmPlannerFromEnv } from './llm-planner.ts';
 import { CatalogDelegationRunner } from './platform/catalog-delegation-runner.ts';
 import { FunctionPlatform } from './platform/function-platform.ts';
 import { RedisFunctionStore } from './platform/store/redis-function-store.ts';
+import { RedisTimelineReader } from './redis-timeline-reader.ts';
 import { RouterPlanner } from './router-planner.ts';
 
 const optionalMs = z.coerce.number().int().nonnegative().optional();
@@ -26,6 +27,8 @@ const optionalMs = z.coerce.number().int().nonnegative().optional();
  *   lets their HTTP endpoints be on private or loopback addresses (refused by default); VENUS_SECRETS_KEY
  *   reads their secrets encrypted (the same key as the edge's); VENUS_PLANNER_BASE_URL + VENUS_PLANNER_MODEL
  *   (+ VENUS_PLANNER_API_KEY): an OpenAI-compatible model picks the function, the router as fallback;
+ * - VENUS_REDIS_PREFIX (default `venus:`): where the GPU workers write session timelines (as theirs);
+ *   each delegation's evidence is read from there, up to its cutoff;
  * - HARNESS_FUNCTIONS_MODULE: a module (path from the working directory, or URL) whose default
  *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins.
  */
@@ -41,6 +44,7 @@ export const HarnessEnvSchema = z.object({
   HARNESS_DRAIN_MS: optionalMs,
   HARNESS_BUILTIN_LATENCY_MS: optionalMs,
   HARNESS_FUNCTIONS_MODULE: z.string().min(1).optional(),
+  VENUS_REDIS_PREFIX: z.string().default('venus:'),
   VENUS_FUNCTIONS_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
   VENUS_SECRETS_KEY: z.string().min(1).optional(),
 });
@@ -85,9 +89,11 @@ export async function startHarness(
     }),
     http: { allowPrivateNetworks: env.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1' },
   });
+  const timeline = new RedisTimelineReader({ url: env.REDIS_URL, prefix: env.VENUS_REDIS_PREFIX });
   const consumer = new BullmqDelegationConsumer({
     url: env.REDIS_URL,
     prefix: env.HARNESS_PREFIX,
+    timeline,
     concurrency: env.HARNESS_CONCURRENCY,
     runner: new CatalogDelegationRunner({
       catalog: platform,
@@ -107,7 +113,7 @@ export async function startHarness(
     consumer,
     async close() {
       await consumer.close();
-      await platform.close();
+      await Promise.all([platform.close(), timeline.close()]);
     },
   };
 }
