@@ -1,5 +1,5 @@
 import { type ServeEdgeNodeOptions, serveEdgeNode } from '@venus/edge';
-import { createTimelineStore, SessionHost } from '@venus/gpu-worker';
+import { SessionHost } from '@venus/gpu-worker';
 import {
   BullmqDelegationConsumer,
   BullmqDelegationProducer,
@@ -16,12 +16,14 @@ import {
 import type {
   DelegationExecutor,
   FunctionsCatalog,
+  MediaStore,
   ModelPort,
   SessionConfigInput,
   TimelineStore,
 } from '@venus/protocol';
 import { InProcessLink } from './in-process-link.ts';
 import { modelFromEnv } from './model-from-env.ts';
+import { createSessionMedia, createSessionTimeline, storageSettingsFromEnv } from './session-storage.ts';
 
 export interface EmbeddedRuntimeOptions {
   port?: number;
@@ -53,12 +55,21 @@ export interface EmbeddedRuntimeOptions {
   modelEnv?: Record<string, string | undefined>;
   executor?: DelegationExecutor;
   store?: TimelineStore;
+  /** The session host's media store (by default the same backend as the timeline: Redis or memory). */
+  media?: MediaStore;
+  /**
+   * Retention settings (VENUS_TIMELINE_RETENTION, VENUS_TIMELINE_MAX_EVENTS, VENUS_MEDIA_WINDOW_MS,
+   * VENUS_MEDIA_RETENTION; see session-storage.ts). Read from the process environment when not given,
+   * until the start settings module passes its validated environment here.
+   */
+  storageEnv?: Record<string, string | undefined>;
 }
 
 export interface EmbeddedRuntime {
   url: string;
   host: SessionHost;
   store: TimelineStore;
+  media: MediaStore;
   executor: DelegationExecutor;
   model: ModelPort;
   close(): Promise<void>;
@@ -75,7 +86,13 @@ export interface EmbeddedRuntime {
  */
 export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {}): Promise<EmbeddedRuntime> {
   const prefix = options.redisPrefix ?? 'venus:';
-  const store = options.store ?? createTimelineStore(options.redisUrl ? { redisUrl: options.redisUrl, prefix } : {});
+  const storage = {
+    redisUrl: options.redisUrl,
+    prefix,
+    settings: storageSettingsFromEnv(options.storageEnv ?? process.env),
+  };
+  const store = options.store ?? createSessionTimeline(storage);
+  const media = options.media ?? createSessionMedia(storage);
   const model = options.model ?? (await modelFromEnv(options.modelEnv ?? {}));
   // The platform this runtime owns (closed with it); a catalog passed in belongs to the caller.
   const platform =
@@ -116,7 +133,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     (options.redisUrl
       ? new BullmqDelegationProducer({ url: options.redisUrl, prefix })
       : new InProcessExecutor({ ...routing, timeline: store }));
-  const host = new SessionHost({ model, executor, store });
+  const host = new SessionHost({ model, executor, store, media });
   const link = new InProcessLink(host);
   const edge = await serveEdgeNode({
     link,
@@ -131,6 +148,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     url: edge.url,
     host,
     store,
+    media,
     executor,
     model,
     async close() {
@@ -142,6 +160,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
       await model.close();
       await platform?.close();
       await store.close();
+      if (!options.media) await media.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { hostname as machineName } from 'node:os';
-import { createTimelineStore, FleetMember, SessionHost, serveRelay } from '@venus/gpu-worker';
+import { FleetMember, SessionHost, serveRelay } from '@venus/gpu-worker';
 import {
   BullmqDelegationProducer,
   createBuiltinFunctions,
@@ -9,6 +9,7 @@ import {
 import type { DelegationExecutor } from '@venus/protocol';
 import { z } from 'zod';
 import { modelFromEnv } from './model-from-env.ts';
+import { createSessionMedia, createSessionTimeline, storageSettingsFromEnv } from './session-storage.ts';
 
 /**
  * The `gpu-worker` process (`node --import tsx embedded/gpu-worker-main.ts`): the model port chosen by
@@ -56,7 +57,11 @@ const redisUrl = env.REDIS_URL || undefined;
 const started = performance.now();
 
 const model = await modelFromEnv(process.env);
-const store = createTimelineStore(redisUrl ? { redisUrl, prefix: env.VENUS_REDIS_PREFIX } : {});
+// Timeline and media in Redis with VENUS_REDIS_URL, in memory otherwise; retention from VENUS_TIMELINE_RETENTION,
+// VENUS_TIMELINE_MAX_EVENTS, VENUS_MEDIA_WINDOW_MS and VENUS_MEDIA_RETENTION (session-storage.ts).
+const storage = { redisUrl, prefix: env.VENUS_REDIS_PREFIX, settings: storageSettingsFromEnv(process.env) };
+const store = createSessionTimeline(storage);
+const media = createSessionMedia(storage);
 const executor: DelegationExecutor = redisUrl
   ? new BullmqDelegationProducer({
       url: redisUrl,
@@ -64,7 +69,7 @@ const executor: DelegationExecutor = redisUrl
       ...(env.HARNESS_PREFIX ? { prefix: env.HARNESS_PREFIX } : {}),
     })
   : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()), timeline: store });
-const host = new SessionHost({ model, executor, store });
+const host = new SessionHost({ model, executor, store, media });
 const capabilities = await model.capabilities();
 const maxSessions = env.MAX_SESSIONS ?? capabilities.maxSessions;
 const relay = await serveRelay({
@@ -106,6 +111,7 @@ async function shutdown(): Promise<void> {
   await executor.close();
   await model.close();
   await store.close();
+  await media.close();
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

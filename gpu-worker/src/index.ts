@@ -1,4 +1,5 @@
 export * from './fleet/index.ts';
+export * from './media/index.ts';
 export * from './model-ports/index.ts';
 export * from './reference-model/index.ts';
 export * from './relay/index.ts';
