@@ -1,11 +1,11 @@
 import { CascadeModelPort, OfficialServiceModelPort, OnnxBundleModelPort, ReferenceModelPort } from '@venus/gpu-worker';
-import { type ModelPort, VenusError } from '@venus/protocol';
+import { type ModelPort, resolveSettingAliases, VenusError } from '@venus/protocol';
 import { z } from 'zod';
 
 const ModelEnvSchema = z.object({
   VENUS_MODEL: z.enum(['reference', 'cascade', 'venus-service', 'onnx-bundle']).default('reference'),
-  INFERENCE_THREADS: z.coerce.number().int().positive().default(1),
-  TTS_THREADS: z.coerce.number().int().positive().default(1),
+  VENUS_INFERENCE_THREADS: z.coerce.number().int().positive().default(1),
+  VENUS_TTS_THREADS: z.coerce.number().int().positive().default(1),
   VENUS_SERVICE_URL: z.string().url().optional(),
   VENUS_SERVICE_TOKENIZER: z.string().optional(),
   VENUS_SERVICE_MODEL: z.string().optional(),
@@ -19,23 +19,30 @@ const ModelEnvSchema = z.object({
  * - `cascade`: transcription + streaming chat + speech over OpenAI-compatible endpoints (VENUS_CASCADE_*);
  * - `venus-service`: the official Realtime-Venus model service (VENUS_SERVICE_URL, VENUS_SERVICE_TOKENIZER);
  * - `onnx-bundle`: an exported ONNX bundle (VENUS_BUNDLE_DIR, VENUS_EXECUTION_PROVIDER cpu|cuda).
+ *
+ * `env` is the resolved environment a process's settings module returns (older names such as
+ * INFERENCE_THREADS are resolved here too, for callers that pass a raw one).
  */
-export async function modelFromEnv(env: Record<string, string | undefined> = process.env): Promise<ModelPort> {
+export async function modelFromEnv(raw: Record<string, string | undefined>): Promise<ModelPort> {
+  const env = resolveSettingAliases('model', raw);
   const parsed = ModelEnvSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new VenusError('invalid_arguments', `${String(issue?.path[0])}: ${issue?.message}`);
+    throw new VenusError('invalid_settings', `${String(issue?.path[0])}: ${issue?.message}`);
   }
   const e = parsed.data;
   switch (e.VENUS_MODEL) {
     case 'reference':
-      return ReferenceModelPort.create({ inferenceThreads: e.INFERENCE_THREADS, ttsThreads: e.TTS_THREADS });
+      return ReferenceModelPort.create({
+        inferenceThreads: e.VENUS_INFERENCE_THREADS,
+        ttsThreads: e.VENUS_TTS_THREADS,
+      });
     case 'cascade':
       return CascadeModelPort.fromEnv(env);
     case 'venus-service':
       if (!e.VENUS_SERVICE_URL || !e.VENUS_SERVICE_TOKENIZER)
         throw new VenusError(
-          'invalid_arguments',
+          'invalid_settings',
           'VENUS_MODEL=venus-service needs VENUS_SERVICE_URL and VENUS_SERVICE_TOKENIZER',
         );
       return new OfficialServiceModelPort({
@@ -45,10 +52,10 @@ export async function modelFromEnv(env: Record<string, string | undefined> = pro
       });
     case 'onnx-bundle':
       if (!e.VENUS_BUNDLE_DIR)
-        throw new VenusError('invalid_arguments', 'VENUS_MODEL=onnx-bundle needs VENUS_BUNDLE_DIR');
+        throw new VenusError('invalid_settings', 'VENUS_MODEL=onnx-bundle needs VENUS_BUNDLE_DIR');
       return OnnxBundleModelPort.create({
         bundleDir: e.VENUS_BUNDLE_DIR,
-        threads: e.INFERENCE_THREADS,
+        threads: e.VENUS_INFERENCE_THREADS,
         executionProvider: e.VENUS_EXECUTION_PROVIDER,
       });
   }

@@ -1,7 +1,9 @@
-import { z } from 'zod';
+import { createLogger } from '@venus/protocol';
+import { installProcessErrorHooks, settingsOrExit } from '@venus/protocol/node';
 import { serveEdgeNode } from './adapters/node.ts';
 import { EdgeAuth } from './auth/edge-auth.ts';
 import { edgeAuthOptionsFromEnv } from './auth/edge-auth-from-env.ts';
+import { readEdgeSettings } from './edge-settings.ts';
 import { FleetWorkerLink, placementFromEnv } from './fleet/index.ts';
 import { WebSocketWorkerLink } from './relay/index.ts';
 import { closeTenancy, tenancyFromEnv } from './tenancy/tenancy-from-env.ts';
@@ -12,34 +14,18 @@ import { tlsFromEnv } from './tls/tls-options.ts';
  * session is placed on a worker (least loaded live worker from the Redis fleet registry, or from the
  * static VENUS_WORKERS list) and relayed to it over msgpack WebSocket frames.
  *
- * Environment:
- * - PORT (8080), HOST (127.0.0.1; `0.0.0.0` in a container);
- * - auth as for `npm start`: VENUS_API_KEYS (comma-separated), or VENUS_ADMIN_KEY + VENUS_AUTH_SECRET
- *   (tenant keys, in Redis when REDIS_URL is set, so every edge sees the same keys);
- * - VENUS_TENANT_LIMITS (JSON; fleet-wide in Redis when REDIS_URL is set, but for input audio), usage
- *   metered in Redis when REDIS_URL is set;
- * - VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE: serve https/wss;
- * - VENUS_WORKERS=ws://gpu-1:8081/relay,... (static list, no Redis needed), or REDIS_URL for the
- *   fleet registry the workers heartbeat into (VENUS_FLEET_PREFIX, none by default);
- * - VENUS_RELAY_TOKEN: the token the workers' relays require.
+ * Settings (edge-settings.ts; the README's settings table): VENUS_PORT (8080), VENUS_HOST (127.0.0.1;
+ * `0.0.0.0` in a container), auth (VENUS_API_KEYS, or VENUS_ADMIN_KEY + VENUS_AUTH_SECRET with keys in
+ * Redis), VENUS_TENANT_LIMITS, VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE, the workers (VENUS_WORKERS, or
+ * VENUS_REDIS_URL for the fleet registry under VENUS_FLEET_PREFIX) and VENUS_RELAY_TOKEN.
  */
-const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
-  HOST: z.string().default('127.0.0.1'),
-  VENUS_RELAY_TOKEN: z.string().optional(),
-});
-
-const parsed = EnvSchema.safeParse(process.env);
-if (!parsed.success) {
-  const issue = parsed.error.issues[0];
-  console.error(`edge: ${String(issue?.path[0])}: ${issue?.message}`);
-  process.exit(2);
-}
-const env = parsed.data;
-const tenancy = tenancyFromEnv(process.env);
-const tls = tlsFromEnv(process.env);
-const placement = placementFromEnv(process.env);
-const token = env.VENUS_RELAY_TOKEN || undefined;
+const log = createLogger('edge');
+installProcessErrorHooks(log);
+const { settings, env } = settingsOrExit(() => readEdgeSettings(), log);
+const tenancy = tenancyFromEnv(env);
+const tls = tlsFromEnv(env);
+const placement = placementFromEnv(env);
+const token = settings.VENUS_RELAY_TOKEN;
 
 const link = new FleetWorkerLink({
   placement,
@@ -49,24 +35,23 @@ const link = new FleetWorkerLink({
       ...(token === undefined ? {} : { token }),
       onEvent: (event) => {
         if (event.type === 'connected' || event.type === 'disconnected' || event.type === 'sessions_failed') {
-          console.log(`edge: worker ${worker.id}: ${JSON.stringify(event)}`);
+          log.info({ worker: worker.id, event }, 'worker link event');
         }
       },
     }),
 });
 const server = await serveEdgeNode({
   link,
-  port: env.PORT,
-  hostname: env.HOST,
-  auth: new EdgeAuth(edgeAuthOptionsFromEnv(process.env)),
+  port: settings.VENUS_PORT,
+  hostname: settings.VENUS_HOST,
+  auth: new EdgeAuth(edgeAuthOptionsFromEnv(env)),
   tenancy,
   ...(tls ? { tls } : {}),
 });
 
-const workers = process.env.VENUS_WORKERS?.trim()
-  ? `static list (${process.env.VENUS_WORKERS})`
-  : 'Redis fleet registry';
-console.log(`edge ready: ${server.url.replace(/^http/, 'ws')}/v1/realtime  (workers from the ${workers})`);
+const workers = settings.VENUS_WORKERS ? `static list (${settings.VENUS_WORKERS})` : 'Redis fleet registry';
+// The one line on stdout: the operator's (and supervisors' and tests') signal that it serves; logs go to stderr.
+process.stdout.write(`edge ready: ${server.url.replace(/^http/, 'ws')}/v1/realtime  (workers from the ${workers})\n`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -80,7 +65,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       .then(
         () => process.exit(0),
         (error: unknown) => {
-          console.error(error);
+          log.error({ err: error }, 'shutdown failed');
           process.exit(1);
         },
       );

@@ -12,6 +12,7 @@ export * from './pcm.ts';
 export * from './relay-codec.ts';
 export * from './relay-frames.ts';
 export * from './session-config.ts';
+export * from './settings.ts';
 export * from './teardown-errors.ts';
 export * from './timeline.ts';
 export * from './timeline-redis-layout.ts';

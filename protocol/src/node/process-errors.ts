@@ -8,6 +8,7 @@
  * @example
  *   installProcessErrorHooks(createLogger('edge'));
  */
+import { VenusError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isBenignTeardownError } from '../teardown-errors.ts';
 
@@ -29,4 +30,22 @@ export function installProcessErrorHooks(log: Logger): void {
     log.fatal({ err: error }, 'uncaught exception; exiting');
     process.exit(1);
   });
+}
+
+/**
+ * Runs a process's settings read; on `invalid_settings` prints the message (one plain line on
+ * stderr, for the person starting it, as well as the log line) and exits 2 instead of a stack trace.
+ *
+ * @example
+ *   const { settings } = settingsOrExit(() => readEdgeSettings(process.env), log);
+ */
+export function settingsOrExit<T>(read: () => T, log: Logger): T {
+  try {
+    return read();
+  } catch (error) {
+    if (!VenusError.isInstance(error) || error.code !== 'invalid_settings') throw error;
+    log.fatal({ code: error.code }, error.message);
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
 }

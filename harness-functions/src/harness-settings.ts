@@ -1,0 +1,45 @@
+import { pickSettings, readSettings, SETTINGS } from '@venus/protocol';
+import { z } from 'zod';
+import { DEFAULT_DELEGATION_PREFIX } from './bullmq/delegation-keys.ts';
+
+/**
+ * The `harness` process's settings (see protocol/src/settings.ts for each one): the only place that
+ * process reads its environment. The Redis URL is required: the harness takes its work from BullMQ.
+ */
+export const HarnessSettingsSchema = pickSettings([
+  'VENUS_LOG_LEVEL',
+  'VENUS_LOG_PII',
+  'VENUS_REDIS_URL',
+  'VENUS_REDIS_PREFIX',
+  'VENUS_HARNESS_PREFIX',
+  'VENUS_HARNESS_CONCURRENCY',
+  'VENUS_HARNESS_LOCK_DURATION_MS',
+  'VENUS_HARNESS_STALLED_INTERVAL_MS',
+  'VENUS_HARNESS_MAX_STALLED_COUNT',
+  'VENUS_HARNESS_PROGRESS_FIRST_MS',
+  'VENUS_HARNESS_PROGRESS_EVERY_MS',
+  'VENUS_HARNESS_DRAIN_MS',
+  'VENUS_HARNESS_BUILTIN_LATENCY_MS',
+  'VENUS_HARNESS_FUNCTIONS_MODULE',
+  'VENUS_FUNCTIONS_ALLOW_PRIVATE',
+  'VENUS_SECRETS_KEY',
+  'VENUS_PLANNER_BASE_URL',
+  'VENUS_PLANNER_MODEL',
+  'VENUS_PLANNER_API_KEY',
+]).extend({
+  VENUS_REDIS_URL: SETTINGS.VENUS_REDIS_URL.pipe(
+    z.string({ error: 'required: the harness takes its work from Redis' }),
+  ),
+});
+
+export function readHarnessSettings(env: Record<string, string | undefined> = process.env) {
+  const read = readSettings('harness', HarnessSettingsSchema, env);
+  const { VENUS_HARNESS_PREFIX } = read.settings;
+  return {
+    ...read,
+    settings: {
+      ...read.settings,
+      VENUS_HARNESS_PREFIX: VENUS_HARNESS_PREFIX ?? DEFAULT_DELEGATION_PREFIX,
+    },
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * Process settings: one catalogue of the `VENUS_*` environment variables, their zod schemas and
+ * the older names still accepted, from which each process picks its own (edge, gpu-worker, harness,
+ * `npm start`). Each process reads `process.env` in one settings module only, through
+ * {@link readSettings}; a bad value stops the start with an `invalid_settings` error that names the
+ * variable.
+ *
+ * Naming: every setting is `VENUS_<NAME>`. The names used before (`REDIS_URL`, `PORT`, `HOST`, ...
+ * see {@link SETTING_ALIASES}) are still read when the `VENUS_` name is unset; setting both to
+ * different values is an error.
+ *
+ * @example
+ *   const StartSettings = pickSettings(['VENUS_PORT', 'VENUS_HOST', 'VENUS_REDIS_URL']);
+ *   const settings = readSettings('npm start', StartSettings, process.env);
+ */
+import { z } from 'zod';
+import { VenusError } from './errors.ts';
+import { LOG_LEVELS } from './logger.ts';
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
+const positiveInt = z.coerce.number().int().positive();
+const optionalMs = z.coerce.number().int().nonnegative().optional();
+const flag = z.enum(['0', '1']).default('0');
+/** An empty value means unset, as a shell's `VAR=` usually intends. */
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
+
+/** Every setting of every process. Add a new one here, then pick it where it is read. */
+export const SETTINGS = {
+  // Logging (read by the logger itself too; validated here so a typo fails start).
+  VENUS_LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
+  VENUS_LOG_PII: flag,
+
+  // Listening.
+  VENUS_PORT: port(8080),
+  VENUS_HOST: z.string().min(1).default('127.0.0.1'),
+  VENUS_TLS_KEY_FILE: optionalText,
+  VENUS_TLS_CERT_FILE: optionalText,
+
+  // Redis: timeline streams, BullMQ, fleet registry, keys and quotas. Unset: all in memory.
+  VENUS_REDIS_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^(rediss?:\/\/|unix:|\/)/, 'a redis://, rediss:// or unix socket url')
+      .optional(),
+  ),
+  VENUS_REDIS_PREFIX: z.string().default('venus:'),
+  VENUS_FLEET_PREFIX: optionalText,
+
+  // Auth and tenancy (parsed further by the edge's auth and tenancy modules).
+  VENUS_API_KEYS: optionalText,
+  VENUS_ADMIN_KEY: optionalText,
+  VENUS_AUTH_SECRET: optionalText,
+  VENUS_TENANT_LIMITS: optionalText,
+  VENUS_RELAY_TOKEN: optionalText,
+
+  // Edge placement.
+  VENUS_WORKERS: optionalText,
+
+  // GPU worker.
+  VENUS_RELAY_PORT: port(8081),
+  VENUS_WORKER_ID: optionalText,
+  VENUS_RELAY_PUBLIC_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^wss?:\/\//, 'a ws(s):// url')
+      .optional(),
+  ),
+  VENUS_MAX_SESSIONS: positiveInt.optional(),
+  VENUS_INFERENCE_THREADS: positiveInt.default(1),
+  VENUS_TTS_THREADS: positiveInt.default(1),
+  VENUS_DRAIN_TIMEOUT_MS: z.coerce.number().int().nonnegative().default(30_000),
+  // The model (VENUS_MODEL and its VENUS_SERVICE_*, VENUS_BUNDLE_DIR, VENUS_CASCADE_* settings) is
+  // validated by embedded/model-from-env.ts and the cascade's config, which own those names.
+
+  // Harness.
+  VENUS_HARNESS_PREFIX: optionalText,
+  VENUS_HARNESS_CONCURRENCY: positiveInt.default(16),
+  VENUS_HARNESS_LOCK_DURATION_MS: optionalMs,
+  VENUS_HARNESS_STALLED_INTERVAL_MS: optionalMs,
+  VENUS_HARNESS_MAX_STALLED_COUNT: z.coerce.number().int().nonnegative().optional(),
+  VENUS_HARNESS_PROGRESS_FIRST_MS: optionalMs,
+  VENUS_HARNESS_PROGRESS_EVERY_MS: optionalMs,
+  VENUS_HARNESS_DRAIN_MS: optionalMs,
+  VENUS_HARNESS_BUILTIN_LATENCY_MS: optionalMs,
+  VENUS_HARNESS_FUNCTIONS_MODULE: optionalText,
+
+  // Functions platform and planner.
+  VENUS_FUNCTIONS_ALLOW_PRIVATE: flag,
+  VENUS_SECRETS_KEY: optionalText,
+  VENUS_PLANNER_BASE_URL: optionalText,
+  VENUS_PLANNER_MODEL: optionalText,
+  VENUS_PLANNER_API_KEY: optionalText,
+
+  // Timeline and media retention (issue 10, part 4): VENUS_TIMELINE_RETENTION and the media
+  // store's settings go here, then into the picks of the processes that keep timelines.
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** Older names still read when the `VENUS_` name is unset (documented in the README). */
+export const SETTING_ALIASES: Partial<Record<SettingName, string>> = {
+  VENUS_REDIS_URL: 'REDIS_URL',
+  VENUS_PORT: 'PORT',
+  VENUS_HOST: 'HOST',
+  VENUS_RELAY_PORT: 'RELAY_PORT',
+  VENUS_WORKER_ID: 'WORKER_ID',
+  VENUS_RELAY_PUBLIC_URL: 'RELAY_PUBLIC_URL',
+  VENUS_MAX_SESSIONS: 'MAX_SESSIONS',
+  VENUS_INFERENCE_THREADS: 'INFERENCE_THREADS',
+  VENUS_TTS_THREADS: 'TTS_THREADS',
+  VENUS_DRAIN_TIMEOUT_MS: 'DRAIN_TIMEOUT_MS',
+  VENUS_HARNESS_PREFIX: 'HARNESS_PREFIX',
+  VENUS_HARNESS_CONCURRENCY: 'HARNESS_CONCURRENCY',
+  VENUS_HARNESS_LOCK_DURATION_MS: 'HARNESS_LOCK_DURATION_MS',
+  VENUS_HARNESS_STALLED_INTERVAL_MS: 'HARNESS_STALLED_INTERVAL_MS',
+  VENUS_HARNESS_MAX_STALLED_COUNT: 'HARNESS_MAX_STALLED_COUNT',
+  VENUS_HARNESS_PROGRESS_FIRST_MS: 'HARNESS_PROGRESS_FIRST_MS',
+  VENUS_HARNESS_PROGRESS_EVERY_MS: 'HARNESS_PROGRESS_EVERY_MS',
+  VENUS_HARNESS_DRAIN_MS: 'HARNESS_DRAIN_MS',
+  VENUS_HARNESS_BUILTIN_LATENCY_MS: 'HARNESS_BUILTIN_LATENCY_MS',
+  VENUS_HARNESS_FUNCTIONS_MODULE: 'HARNESS_FUNCTIONS_MODULE',
+};
+
+/** The schema of one process's settings: the named entries of the catalogue. */
+export function pickSettings<const N extends SettingName>(names: readonly N[]) {
+  const shape = Object.fromEntries(names.map((name) => [name, SETTINGS[name]])) as { [K in N]: (typeof SETTINGS)[K] };
+  return z.object(shape);
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * The environment with every alias resolved to its `VENUS_` name, and the legacy name filled in
+ * too, for modules that still take an env record (the edge's auth, tenancy and placement).
+ */
+export function resolveSettingAliases(processName: string, env: Env): Env {
+  const resolved: Env = { ...env };
+  for (const [name, alias] of Object.entries(SETTING_ALIASES) as [SettingName, string][]) {
+    const own = env[name];
+    const old = env[alias];
+    if (own !== undefined && old !== undefined && own !== old) {
+      throw new VenusError(
+        'invalid_settings',
+        `${processName}: ${name} and its older name ${alias} are both set, to different values`,
+      );
+    }
+    const value = own ?? old;
+    if (value === undefined) continue;
+    resolved[name] = value;
+    resolved[alias] = value;
+  }
+  return resolved;
+}
+
+const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/;
+
+/**
+ * Reads and validates one process's settings; throws `invalid_settings` naming every bad variable
+ * (its value too, unless the name says it is a secret). Returns the typed settings and the resolved
+ * environment for the sub-parsers that take one.
+ */
+export function readSettings<S extends z.ZodObject>(
+  processName: string,
+  schema: S,
+  env: Env,
+): { settings: z.infer<S>; env: Env } {
+  const resolved = resolveSettingAliases(processName, env);
+  const parsed = schema.safeParse(resolved);
+  if (parsed.success) return { settings: parsed.data, env: resolved };
+  const problems = parsed.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? '?');
+    const alias = SETTING_ALIASES[name as SettingName];
+    const shown =
+      alias !== undefined && env[name] === undefined && env[alias] !== undefined
+        ? `${name} (read from ${alias})`
+        : name;
+    const value = resolved[name];
+    const got = value === undefined || SECRET_NAME.test(name) ? '' : ` (got ${JSON.stringify(value)})`;
+    return `${shown}: ${issue.message}${got}`;
+  });
+  throw new VenusError('invalid_settings', `${processName}: bad settings: ${problems.join('; ')}`);
+}
