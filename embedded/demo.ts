@@ -18,6 +18,7 @@ import { startEmbeddedRuntime } from './embedded-runtime.ts';
 const outDir = path.resolve(process.env.DEMO_OUT ?? 'out/demo');
 const chunkMs = Number(process.env.DEMO_CHUNK_MS ?? 200);
 
+// The narration is the demo's real output for the person watching it, so it stays on stdout.
 const step = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
 const runtime = await startEmbeddedRuntime({
