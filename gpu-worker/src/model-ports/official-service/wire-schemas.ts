@@ -55,6 +55,9 @@ export const SessionCapabilitiesSchema = z.looseObject({
 });
 export type SessionCapabilities = z.infer<typeof SessionCapabilitiesSchema>;
 
+/** Every acknowledgement names the session and incarnation it applies to. */
+const sessionIncarnation = { session_id: z.string(), incarnation: posInt };
+
 export const SessionOpenedSchema = z.looseObject({
   session_id: z.string().min(1),
   incarnation: posInt,
@@ -66,8 +69,7 @@ export const SessionOpenedSchema = z.looseObject({
 export type SessionOpened = z.infer<typeof SessionOpenedSchema>;
 
 export const InputAcceptedSchema = z.looseObject({
-  session_id: z.string(),
-  incarnation: posInt,
+  ...sessionIncarnation,
   event_seq: posInt,
   input_seq: posInt,
   accepted_at_ms: nonNegInt,
@@ -75,8 +77,7 @@ export const InputAcceptedSchema = z.looseObject({
 export type InputAccepted = z.infer<typeof InputAcceptedSchema>;
 
 export const PrefillAppliedSchema = z.looseObject({
-  session_id: z.string(),
-  incarnation: posInt,
+  ...sessionIncarnation,
   work_id: z.string(),
   attempt_id: z.string(),
   generation_id: z.string().min(1),
@@ -88,16 +89,14 @@ export const PrefillAppliedSchema = z.looseObject({
 export type PrefillApplied = z.infer<typeof PrefillAppliedSchema>;
 
 export const PlaybackAcceptedSchema = z.looseObject({
-  session_id: z.string(),
-  incarnation: posInt,
+  ...sessionIncarnation,
   utterance_id: z.string(),
   cumulative_played_chunks: nonNegInt,
   accepted_at_ms: nonNegInt,
 });
 
 export const SessionClosedSchema = z.looseObject({
-  session_id: z.string(),
-  incarnation: posInt,
+  ...sessionIncarnation,
   closed_at_ms: nonNegInt,
 });
 
@@ -114,8 +113,7 @@ export const GeneratedAudioSchema = z.union([
 ]);
 
 export const ModelOutputStepSchema = z.looseObject({
-  session_id: z.string(),
-  incarnation: posInt,
+  ...sessionIncarnation,
   generation_id: z.string().min(1),
   generation_epoch: nonNegInt,
   step_seq: posInt,
