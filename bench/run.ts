@@ -5,6 +5,7 @@ import startRedisForRun from '../test/setup/redis-server.ts';
 import { runEdgeFrameCost } from './edge-frame-cost.ts';
 import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
+import { runMemoryLoad } from './memory-load.ts';
 import { runRelayOverhead } from './relay-overhead.ts';
 import { fmt, table } from './report.ts';
 import { runWebRtcRates } from './webrtc-rates.ts';
@@ -14,11 +15,12 @@ import { runWebRtcRates } from './webrtc-rates.ts';
  * foreground (sessions vs step latency, deadline misses and memory; 50 sessions with 8 slow
  * delegations in flight each: `delegation-load`), timeline stores, delegation (round trip and cancel latency), relay
  * (edge relay overhead; memory of idle connections), webrtc (RTP packet rates of a headless Chromium
- * call). Pick sections with `--only a,b`; `--quick` shortens
+ * call), memory (RSS of a real `npm start` over 500 short sessions in waves and one 30-minute
+ * session, with a short retention). Pick sections with `--only a,b`; `--quick` shortens
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
 const args = process.argv.slice(2);
-const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay', 'webrtc'];
+const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay', 'webrtc', 'memory'];
 // `--only a,b` or `--only=a,b`.
 const onlyAt = args.findIndex((a) => a === '--only' || a.startsWith('--only='));
 const onlyArg =
@@ -242,6 +244,41 @@ if (want('relay')) {
     ]),
   );
   if (idle.failed > 0) print(`(${idle.failed} connections failed to open: ${idle.firstError ?? 'unknown'})`);
+}
+
+if (want('memory')) {
+  // Bounded memory: RSS of a real `npm start` (in memory, no Redis) while sessions end, and during one
+  // long session. A short retention (10 s) for the run, so "after the retention window" comes soon;
+  // the default is 15 minutes (VENUS_TIMELINE_RETENTION).
+  const retentionMs = 10_000;
+  const o = quick
+    ? { sessions: 100, wave: 20, sessionAudioS: 20, speed: 4, retentionMs, longSessionMin: 4 }
+    : { sessions: 500, wave: 25, sessionAudioS: 20, speed: 4, retentionMs, longSessionMin: 30 };
+  process.stderr.write(`memory: npm start, ${o.sessions} sessions of ${o.sessionAudioS} s in waves of ${o.wave}…\n`);
+  const m = await runMemoryLoad(o);
+  print(
+    table(
+      `npm start RSS while ${o.sessions} sessions of ${o.sessionAudioS} s audio end (${o.wave} at a time, audio at ${o.speed}× real time, VENUS_TIMELINE_RETENTION=VENUS_MEDIA_RETENTION=${retentionMs / 1000}s)`,
+      m.waves.map((w) => ({ 'sessions ended': w.ended, 'at s': w.atS, 'RSS MB': w.rssMb })),
+    ),
+  );
+  const flat = m.wavesSpreadPct <= 10;
+  print(
+    `baseline ${fmt(m.baselineMb)} MB; settled ${fmt(m.settledMb)} MB after the last session ended + retention; ` +
+      `peak over baseline ${fmt(m.peakPerLiveSessionKb)} KB per live session; after the retention window ${fmt(m.growthPerSessionKb)} KB more per ended session, ` +
+      `RSS at the wave ends spans ${fmt(m.wavesSpreadPct)}%: ${flat ? 'flat within 10%' : 'NOT flat within 10%'}` +
+      (m.failedSessions > 0 ? `; ${m.failedSessions} sessions failed` : ''),
+  );
+  print(
+    table(
+      `npm start RSS during one ${o.longSessionMin}-minute session (audio at ${o.speed}× real time, a typed request every 30 s of audio)`,
+      m.long.map((s) => ({ 'audio min': s.audioMin, 'RSS MB': s.rssMb })),
+    ),
+  );
+  print(
+    `long session: ${fmt(m.longMbPerAudioMin)} MB per audio minute after minute 2 (the 60 s media window is full by then); ` +
+      `RSS spans ${fmt(m.longSpreadPct)}%: ${m.longSpreadPct <= 10 ? 'flat within 10%' : 'NOT flat within 10%'}`,
+  );
 }
 
 if (want('webrtc')) {

@@ -59,8 +59,8 @@ export interface EmbeddedRuntimeOptions {
   media?: MediaStore;
   /**
    * Retention settings (VENUS_TIMELINE_RETENTION, VENUS_TIMELINE_MAX_EVENTS, VENUS_MEDIA_WINDOW_MS,
-   * VENUS_MEDIA_RETENTION; see session-storage.ts). Read from the process environment when not given,
-   * until the start settings module passes its validated environment here.
+   * VENUS_MEDIA_RETENTION; see session-storage.ts): `npm start` passes its validated environment.
+   * The defaults when not given.
    */
   storageEnv?: Record<string, string | undefined>;
 }
@@ -89,7 +89,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   const storage = {
     redisUrl: options.redisUrl,
     prefix,
-    settings: storageSettingsFromEnv(options.storageEnv ?? process.env),
+    settings: storageSettingsFromEnv(options.storageEnv ?? {}),
   };
   const store = options.store ?? createSessionTimeline(storage);
   const media = options.media ?? createSessionMedia(storage);

@@ -1,5 +1,5 @@
 import { hostname as machineName } from 'node:os';
-import { createTimelineStore, FleetMember, SessionHost, serveRelay } from '@venus/gpu-worker';
+import { FleetMember, SessionHost, serveRelay } from '@venus/gpu-worker';
 import {
   BullmqDelegationProducer,
   createBuiltinFunctions,
@@ -11,6 +11,7 @@ import { createLogger } from '@venus/protocol';
 import { installProcessErrorHooks, settingsOrExit } from '@venus/protocol/node';
 import { readGpuWorkerSettings } from './gpu-worker-settings.ts';
 import { modelFromEnv } from './model-from-env.ts';
+import { createSessionMedia, createSessionTimeline, storageSettingsFromEnv } from './session-storage.ts';
 
 /**
  * The `gpu-worker` process (`node --import tsx embedded/gpu-worker-main.ts`): the model port chosen by
@@ -34,15 +35,19 @@ const redisUrl = settings.VENUS_REDIS_URL;
 const started = performance.now();
 
 const model = await modelFromEnv(resolvedEnv);
-const store = createTimelineStore(redisUrl ? { redisUrl, prefix: settings.VENUS_REDIS_PREFIX } : {});
+// Timeline and media in Redis with VENUS_REDIS_URL, in memory otherwise; retention from VENUS_TIMELINE_RETENTION,
+// VENUS_TIMELINE_MAX_EVENTS, VENUS_MEDIA_WINDOW_MS and VENUS_MEDIA_RETENTION (session-storage.ts).
+const storage = { redisUrl, prefix: settings.VENUS_REDIS_PREFIX, settings: storageSettingsFromEnv(resolvedEnv) };
+const store = createSessionTimeline(storage);
+const media = createSessionMedia(storage);
 const executor: DelegationExecutor = redisUrl
   ? new BullmqDelegationProducer({
       url: redisUrl,
       hostId: settings.VENUS_WORKER_ID,
       ...(settings.VENUS_HARNESS_PREFIX ? { prefix: settings.VENUS_HARNESS_PREFIX } : {}),
     })
-  : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()) });
-const host = new SessionHost({ model, executor, store });
+  : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()), timeline: store });
+const host = new SessionHost({ model, executor, store, media });
 const capabilities = await model.capabilities();
 const maxSessions = settings.VENUS_MAX_SESSIONS ?? capabilities.maxSessions;
 const relay = await serveRelay({
@@ -92,6 +97,7 @@ async function shutdown(): Promise<void> {
   await executor.close();
   await model.close();
   await store.close();
+  await media.close();
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -9,6 +9,10 @@ import { pickSettings, readSettings } from '@venus/protocol';
 export const GpuWorkerSettingsSchema = pickSettings([
   'VENUS_LOG_LEVEL',
   'VENUS_LOG_PII',
+  'VENUS_TIMELINE_RETENTION',
+  'VENUS_TIMELINE_MAX_EVENTS',
+  'VENUS_MEDIA_WINDOW_MS',
+  'VENUS_MEDIA_RETENTION',
   'VENUS_RELAY_PORT',
   'VENUS_HOST',
   'VENUS_RELAY_TOKEN',

@@ -25,6 +25,7 @@ const runtime = await startEmbeddedRuntime({
   hostname: settings.VENUS_HOST,
   ...(settings.VENUS_REDIS_URL ? { redisUrl: settings.VENUS_REDIS_URL } : {}),
   modelEnv: env,
+  storageEnv: env,
   functionsAllowPrivateNetworks: settings.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1',
   ...(settings.VENUS_SECRETS_KEY ? { secretsKey: settings.VENUS_SECRETS_KEY } : {}),
   ...(planner ? { planner } : {}),

@@ -27,6 +27,11 @@ const optionalText = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
 
+const duration = z
+  .string()
+  .regex(/^\d+(?:\.\d+)?\s*(ms|s|m|h)?$/, 'a duration such as 15m, 900s, 250ms or 900000')
+  .optional();
+
 /** Every setting of every process. Add a new one here, then pick it where it is read. */
 export const SETTINGS = {
   // Logging (read by the logger itself too; validated here so a typo fails start).
@@ -94,8 +99,12 @@ export const SETTINGS = {
   VENUS_PLANNER_MODEL: optionalText,
   VENUS_PLANNER_API_KEY: optionalText,
 
-  // Timeline and media retention (issue 10, part 4): VENUS_TIMELINE_RETENTION and the media
-  // store's settings go here, then into the picks of the processes that keep timelines.
+  // Timeline and media retention (README "Retention"): durations as `15m`, `900s`, `250ms` or bare
+  // milliseconds; parsed to ms by embedded/session-storage.ts, which owns the defaults.
+  VENUS_TIMELINE_RETENTION: optionalText.pipe(duration),
+  VENUS_TIMELINE_MAX_EVENTS: positiveInt.optional(),
+  VENUS_MEDIA_WINDOW_MS: positiveInt.optional(),
+  VENUS_MEDIA_RETENTION: optionalText.pipe(duration),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
