@@ -491,10 +491,11 @@ async function statusWithQuery(credential: string, query: string): Promise<numbe
   return connected.status;
 }
 
-async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await condition()) return;
+/** Waits for an outcome (30 s budget on a loaded machine), not for a time. */
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition never held');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error('condition never held');
 }

@@ -16,6 +16,8 @@ import { OpenAiCompatibleServer } from './fixtures/openai-compatible-server.ts';
  * completions, speech), driven through the ModelPort interface at 160 ms chunks.
  */
 const CHUNK_MS = 160;
+/** How long a wait for a step's outcome may take; it only ends a hung test. */
+const OUTCOME_BUDGET_MS = 30_000;
 const CHUNK_16K = CHUNK_MS * 16;
 const CHUNK_24K = CHUNK_MS * 24;
 const API_KEY = 'sk-test-cascade';
@@ -80,30 +82,40 @@ class Conversation {
     return this.session.step({ chunk: this.chunk++, inputSeqCutoff: this.seq, atMs: this.atMs, assistantAudible });
   }
 
-  /** Steps until `done`; a short pause per step lets the endpoints answer, as real time would. */
+  /**
+   * Steps until `done`, for as long as OUTCOME_BUDGET_MS of real time: the endpoints answer on their own time, so
+   * a count of steps would be a race on a loaded machine. `maxSteps` is a logical bound instead (e.g.
+   * how much of the user's audio may pass), never a wait.
+   */
   async until(
     done: (s: OutputStep) => boolean,
-    options: { audible?: boolean; max?: number } = {},
+    options: { audible?: boolean; maxSteps?: number } = {},
   ): Promise<OutputStep[]> {
     const steps: OutputStep[] = [];
-    for (let i = 0; i < (options.max ?? 400); i++) {
+    const started = Date.now();
+    while (Date.now() - started < OUTCOME_BUDGET_MS) {
       const s = await this.step(options.audible);
       steps.push(s);
       if (done(s)) return steps;
-      await sleep(3);
+      if (options.maxSteps !== undefined && steps.length >= options.maxSteps)
+        throw new Error(`the expected step did not come within ${options.maxSteps} steps`);
+      // Pacing only, as a microphone's chunks are; nothing waits on this pause.
+      await sleep(2);
     }
     throw new Error('the expected step did not come');
   }
 
-  /** Steps until one fails; returns its error. */
-  async untilFailure(max = 200): Promise<unknown> {
-    for (let i = 0; i < max; i++) {
+  /** Steps until one fails (the endpoint's failure reaches the thread on its own time); returns its error. */
+  async untilFailure(): Promise<unknown> {
+    const started = Date.now();
+    while (Date.now() - started < OUTCOME_BUDGET_MS) {
       const failure = await this.step().then(
         () => null,
         (err: unknown) => err,
       );
       if (failure) return failure;
-      await sleep(3);
+      // Pacing only; nothing waits on this pause.
+      await sleep(2);
     }
     throw new Error('no step failed');
   }
@@ -121,9 +133,11 @@ modelPortContract('cascade over OpenAI-compatible endpoints', async () => ({
   },
   idle: async (session, input) => {
     await session.appendAudio({ inputSeq: input.next(), pcm16k: new Int16Array(16_000) });
-    // A microphone takes real time too; this lets the endpoints answer.
-    await sleep(10);
+    // Pacing only, as a microphone's chunks are: the endpoints answer on their own time, and the
+    // contract steps until the outcome (repliesInRealTime), not for a count of steps.
+    await sleep(2);
   },
+  repliesInRealTime: true,
   cleanup: async () => {},
 }));
 
@@ -257,7 +271,7 @@ describe('cascade port: failures and interruptions', () => {
     expect(server.chats[0]?.aborted).toBe(false);
 
     c.speak(await userSpeech('No no, wait, I want to ask you about something completely different.'));
-    const steps = await c.until((s) => s.interruption !== undefined, { audible: true, max: 60 });
+    const steps = await c.until((s) => s.interruption !== undefined, { audible: true, maxSteps: 60 });
     expect(steps.at(-1)).toMatchObject({
       utteranceId: id,
       interruption: { action: 'discard', cause: 'interruption', cancelsWork: false },

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,8 +25,11 @@ interface Harness {
   pid: number;
 }
 
-/** A real `harness` process (harness-main) with fast stalled-job recovery; resolves once it is ready. */
-async function startHarness(url: string, prefix: string, concurrency = 2): Promise<Harness> {
+/**
+ * A real `harness` process (harness-main) with fast stalled-job recovery; resolves once it is ready.
+ * Its `gated_job` runs hold until the file `gate` exists (see harness-durability-functions.ts).
+ */
+async function startHarness(url: string, prefix: string, gate: string, concurrency = 2): Promise<Harness> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'harness-functions/src/harness-main.ts'], {
     cwd: ROOT,
     env: {
@@ -40,6 +43,7 @@ async function startHarness(url: string, prefix: string, concurrency = 2): Promi
       HARNESS_PROGRESS_EVERY_MS: '100',
       HARNESS_DRAIN_MS: '0',
       HARNESS_FUNCTIONS_MODULE: FUNCTIONS_MODULE,
+      DURABILITY_GATE: gate,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -93,19 +97,22 @@ describe('harness durability (real processes)', () => {
     const url = process.env.REDIS_URL!;
     const prefix = `dur:${randomUUID()}:`;
     cleanups.push(() => removeRedisKeys(prefix, url));
-    const [first, second] = await Promise.all([startHarness(url, prefix), startHarness(url, prefix)]);
+    const gate = gateFile();
+    const [first, second] = await Promise.all([startHarness(url, prefix, gate), startHarness(url, prefix, gate)]);
     const { producer, events, request, of } = producerFor(url, prefix);
 
-    const req = request('slow crash 10');
+    // The job holds until the gate opens, so the kill always lands while it runs.
+    const req = request('gated crash');
     await producer.submit(req);
-    await expect.poll(() => of(req.workId, 'progress').length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => of(req.workId, 'progress').length, { timeout: 15_000 }).toBeGreaterThan(0);
     const progress = of(req.workId, 'progress')[0];
     const runningPid = Number(/pid (\d+)/.exec(progress?.kind === 'progress' ? progress.message : '')?.[1]);
     expect([first.pid, second.pid]).toContain(runningPid);
     const [victim, survivor] = runningPid === first.pid ? [first, second] : [second, first];
     await killed(victim.child);
+    writeFileSync(gate, '');
 
-    await expect.poll(() => of(req.workId, 'result').length, { timeout: 15_000, interval: 100 }).toBe(1);
+    await expect.poll(() => of(req.workId, 'result').length, { timeout: 20_000, interval: 100 }).toBe(1);
     const [result] = of(req.workId, 'result');
     expect(result).toMatchObject({
       result: { ok: true, text: 'Finished crash.', data: { label: 'crash', pid: survivor.pid } },
@@ -124,7 +131,7 @@ describe('harness durability (real processes)', () => {
     expect(results).toHaveLength(1);
     // Written by the second attempt, the one on the survivor.
     expect(results[0]![1]).toEqual(['e', expect.any(String), 'a', expect.stringMatching(`^${req.workId}#2@`)]);
-  }, 30_000);
+  }, 60_000);
 
   it('loses no accepted delegation when Redis (AOF, fsync always) and the harness are SIGKILLed and restarted', async () => {
     const port = await freePort();
@@ -135,21 +142,24 @@ describe('harness durability (real processes)', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     cleanups.push(() => killed(redis));
 
-    const consumer = await startHarness(url, prefix, 2);
+    const gate = gateFile();
+    const consumer = await startHarness(url, prefix, gate, 2);
     const { producer, request, of } = producerFor(url, prefix);
-    // The first job is quick, so when its result lands the second (started with it) is mid-run.
-    const accepted = Array.from({ length: 8 }, (_, i) => request(`slow job${i} ${i === 0 ? 1 : 5}`));
+    // The first job is quick; the others hold until the gate opens, after the kills, so the second
+    // (started with the first) is mid-run when everything dies and none of the held ones is done.
+    const accepted = Array.from({ length: 8 }, (_, i) => request(i === 0 ? 'slow job0 1' : `gated job${i}`));
     for (const req of accepted) await producer.submit(req);
-    await expect.poll(() => of(accepted[0]!.workId, 'result').length).toBe(1);
+    await expect.poll(() => of(accepted[0]!.workId, 'result').length, { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => of(accepted[1]!.workId, 'progress').length, { timeout: 15_000 }).toBeGreaterThan(0);
 
     await Promise.all([killed(redis), killed(consumer.child)]);
-    const done = accepted.filter((r) => of(r.workId, 'result').length > 0).length;
-    expect(done).toBeLessThan(accepted.length);
+    expect(accepted.filter((r) => of(r.workId, 'result').length > 0)).toEqual([accepted[0]]);
 
     // The new harness starts while Redis is still loading its AOF and waits for it.
-    [redis] = await Promise.all([startRedis(port, dir), startHarness(url, prefix, 2)]);
+    writeFileSync(gate, '');
+    [redis] = await Promise.all([startRedis(port, dir), startHarness(url, prefix, gate, 2)]);
     await expect
-      .poll(() => accepted.filter((r) => of(r.workId, 'result').length > 0).length, { timeout: 15_000, interval: 100 })
+      .poll(() => accepted.filter((r) => of(r.workId, 'result').length > 0).length, { timeout: 30_000, interval: 100 })
       .toBe(accepted.length);
     for (const req of accepted) {
       expect(of(req.workId, 'result')).toHaveLength(1);
@@ -159,8 +169,15 @@ describe('harness durability (real processes)', () => {
     }
     // The job that was running when everything died ran again from the persisted queue.
     expect(await producer.getWorkState(accepted[1]!.workId)).toMatchObject({ attempts: 2, end: 'result' });
-  }, 30_000);
+  }, 90_000);
 });
+
+/** A path in a fresh temporary folder, removed after the test: the gate opens when the file exists. */
+function gateFile(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'venus-gate-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return path.join(dir, 'open');
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -197,7 +214,9 @@ async function startRedis(port: number, dir: string): Promise<ChildProcess> {
     ],
     { stdio: 'ignore' },
   );
-  for (let i = 0; i < 100; i++) {
+  // Waits for it to answer (30 s budget on a loaded machine), not for a time.
+  const deadline = Date.now() + 30_000;
+  while (Date.now() <= deadline) {
     if (
       spawnSync('redis-cli', ['-p', String(port), 'ping'])
         .stdout?.toString()

@@ -15,6 +15,8 @@ import { modelPortContract } from './contracts/model-port-contract.ts';
  * eSpeak NG speech, in their worker threads, driven through the ModelPort interface at 160 ms chunks.
  */
 const CHUNK_MS = 160;
+/** How long a wait for a step's outcome may take; it only ends a hung test. */
+const OUTCOME_BUDGET_MS = 30_000;
 const CHUNK_24K = CHUNK_MS * 24;
 const CHUNK_16K = CHUNK_MS * 16;
 
@@ -73,16 +75,24 @@ class Conversation {
     return this.session.step({ chunk: this.chunk++, inputSeqCutoff: this.seq, atMs: this.atMs, assistantAudible });
   }
 
-  /** Steps until `done`; a short pause per step lets speech arrive from the synthesis thread. */
+  /**
+   * Steps until `done`, for as long as OUTCOME_BUDGET_MS of real time: speech arrives from the synthesis thread on their own time, so
+   * a count of steps would be a race on a loaded machine. `maxSteps` is a logical bound instead (e.g.
+   * how much of the user's audio may pass), never a wait.
+   */
   async until(
     done: (s: OutputStep) => boolean,
-    options: { audible?: boolean; max?: number } = {},
+    options: { audible?: boolean; maxSteps?: number } = {},
   ): Promise<OutputStep[]> {
     const steps: OutputStep[] = [];
-    for (let i = 0; i < (options.max ?? 600); i++) {
+    const started = Date.now();
+    while (Date.now() - started < OUTCOME_BUDGET_MS) {
       const s = await this.step(options.audible);
       steps.push(s);
       if (done(s)) return steps;
+      if (options.maxSteps !== undefined && steps.length >= options.maxSteps)
+        throw new Error(`the expected step did not come within ${options.maxSteps} steps`);
+      // Pacing only, as a microphone's chunks are; nothing waits on this pause.
       await sleep(2);
     }
     throw new Error('the expected step did not come');
@@ -97,9 +107,11 @@ modelPortContract('reference model', async () => ({
   },
   idle: async (session, input) => {
     await session.appendAudio({ inputSeq: input.next(), pcm16k: new Int16Array(16_000) });
-    // A microphone takes real time too; this lets speech arrive from the synthesis thread.
-    await sleep(10);
+    // Pacing only, as a microphone's chunks are: speech arrives from the synthesis thread on its own
+    // time, and the contract steps until the outcome (repliesInRealTime), not for a count of steps.
+    await sleep(2);
   },
+  repliesInRealTime: true,
   cleanup: async () => {},
 }));
 
@@ -203,7 +215,7 @@ describe('reference model: dialogue through the port', () => {
     await c.until((s) => s.audio !== null);
     const speech = await tts.synthesize('No no, listen, I need to ask you about something completely different.');
     c.speak(resamplePcm16(speech, 24_000, 16_000));
-    const steps = await c.until((s) => s.interruption !== undefined, { audible: true, max: 40 });
+    const steps = await c.until((s) => s.interruption !== undefined, { audible: true, maxSteps: 40 });
     expect(steps.some((s) => s.userSpeech?.state === 'started')).toBe(true);
     expect(steps.at(-1)).toMatchObject({
       interruption: { action: 'discard', cause: 'interruption', cancelsWork: false },

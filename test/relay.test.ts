@@ -24,6 +24,8 @@ const text = (session: string, value: string): EdgeToWorkerFrame => ({
 });
 
 /** Collects what a link delivers for one session, so a test can wait for a frame. */
+const WAIT_MS = 30_000;
+
 class Inbox {
   readonly frames: WorkerToEdgeFrame[] = [];
   readonly off: () => void;
@@ -32,8 +34,10 @@ class Inbox {
     this.off = link.onFrame(session, (frame) => this.frames.push(frame));
   }
 
+  /** Waits for the frame (30 s budget on a loaded machine), not for a time. */
   async next(match: (frame: WorkerToEdgeFrame) => boolean): Promise<WorkerToEdgeFrame> {
-    for (let i = 0; i < 500; i++) {
+    const deadline = Date.now() + WAIT_MS;
+    while (Date.now() <= deadline) {
       const index = this.frames.findIndex(match);
       if (index >= 0) return this.frames.splice(index, 1)[0]!;
       await sleep(10);
@@ -45,8 +49,10 @@ class Inbox {
 const isText = (value: string) => (frame: WorkerToEdgeFrame) =>
   frame.kind === 'timeline' && frame.event.type === 'user.text' && frame.event.data.text === value;
 
+/** Waits for an outcome (30 s budget on a loaded machine), not for a time. */
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  const deadline = Date.now() + WAIT_MS;
+  while (Date.now() <= deadline) {
     if (check()) return;
     await sleep(10);
   }

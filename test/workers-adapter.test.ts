@@ -16,6 +16,7 @@ import { type RelayFrameHost, type RelayServer, serveRelay } from '../gpu-worker
  */
 
 const RELAY_TOKEN = 'relay-token-for-tests';
+const WAIT_MS = 30_000;
 const API_KEY = 'sk-workers-test';
 
 /**
@@ -94,8 +95,10 @@ class Client {
     this.socket.on('message', (data) => this.received.push(JSON.parse(String(data)) as Received));
   }
 
+  /** Waits for the event (30 s budget on a loaded machine), not for a time. */
   async next(type: string): Promise<Received> {
-    for (let i = 0; i < 500; i++) {
+    const deadline = Date.now() + WAIT_MS;
+    while (Date.now() <= deadline) {
       const index = this.received.findIndex((event) => event.type === type);
       if (index >= 0) return this.received.splice(index, 1)[0]!;
       await sleep(10);
@@ -137,8 +140,9 @@ beforeAll(async () => {
     logLevel: 'warning',
   });
   host = new TurnFakeHost();
-  // A fast heartbeat: the Durable Object's outbound socket must answer pings to stay connected.
-  relay = await serveRelay({ host, port: 0, token: RELAY_TOKEN, heartbeatMs: 100 });
+  // A fast heartbeat: the Durable Object's outbound socket must answer pings to stay connected. Not
+  // faster: a relay event loop stalled past one period on a loaded machine reads a late pong as missed.
+  relay = await serveRelay({ host, port: 0, token: RELAY_TOKEN, heartbeatMs: 250 });
   mf = new Miniflare({
     modules: true,
     scriptPath,
@@ -162,8 +166,10 @@ afterAll(async () => {
 const realtimeUrl = () => `${base.href.replace(/^http/, 'ws').replace(/\/$/, '')}/v1/realtime`;
 const auth = { headers: { authorization: `Bearer ${API_KEY}` } };
 
+/** Waits for an outcome (30 s budget on a loaded machine), not for a time. */
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  const deadline = Date.now() + WAIT_MS;
+  while (Date.now() <= deadline) {
     if (check()) return;
     await sleep(10);
   }
@@ -202,9 +208,11 @@ describe('Workers edge in workerd', () => {
     expect((await client.next('response.output_audio.delta')).delta).toBe(samples);
     expect((await client.next('response.done')).response).toMatchObject({ status: 'completed' });
 
-    // Several heartbeats later the Durable Object's relay socket is still the same one.
-    const accepted = relay.stats().accepted;
-    await sleep(500);
+    // Three heartbeats later, each answered, the Durable Object's relay socket is still the same one:
+    // a socket that missed a ping is cut at the next heartbeat, so pongs could only reach the count
+    // again from a reconnected socket, and accepted would have grown.
+    const { accepted, pongs } = relay.stats();
+    await until(() => relay.stats().pongs >= pongs + 3, 'three answered heartbeats');
     expect(relay.stats().accepted).toBe(accepted);
     say('still there?');
     expect((await client.next('response.output_audio_transcript.delta')).delta).toBe('You said: still there?');

@@ -7,11 +7,28 @@ import type { EdgeToWorkerFrame, TimelineDraft, TimelineEvent, WorkerLink, Worke
 export class FakeWorkerLink implements WorkerLink {
   readonly frames: EdgeToWorkerFrame[] = [];
   readonly #listeners = new Map<string, Set<(frame: WorkerToEdgeFrame) => void>>();
+  readonly #waiters = new Set<(frame: EdgeToWorkerFrame) => void>();
   #seq = 0;
   closed = false;
 
   send(frame: EdgeToWorkerFrame): void {
     this.frames.push(frame);
+    for (const waiter of [...this.#waiters]) waiter(frame);
+  }
+
+  /** The first frame of `kind` the edge sent, or the next one it sends: an event to wait for, not a timer. */
+  sent<K extends EdgeToWorkerFrame['kind']>(kind: K): Promise<Extract<EdgeToWorkerFrame, { kind: K }>> {
+    type Frame = Extract<EdgeToWorkerFrame, { kind: K }>;
+    const already = this.framesOf(kind)[0];
+    if (already) return Promise.resolve(already);
+    return new Promise<Frame>((resolve) => {
+      const waiter = (frame: EdgeToWorkerFrame) => {
+        if (frame.kind !== kind) return;
+        this.#waiters.delete(waiter);
+        resolve(frame as Frame);
+      };
+      this.#waiters.add(waiter);
+    });
   }
 
   onFrame(session: string, listener: (frame: WorkerToEdgeFrame) => void): () => void {

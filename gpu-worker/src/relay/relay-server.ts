@@ -53,6 +53,8 @@ export interface RelayStats {
   slowConsumerDrops: number;
   /** Worker frames for sessions no edge owned or waited for (e.g. after the edge closed them). */
   unroutable: number;
+  /** Heartbeat pings answered by edges since the relay started. */
+  pongs: number;
 }
 
 export interface RelayServer {
@@ -89,6 +91,7 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
   const connections = new Set<RelayConnection>();
   let slowConsumerDrops = 0;
   let accepted = 0;
+  let pongs = 0;
   let closed = false;
   let draining = false;
 
@@ -103,6 +106,7 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
     sessions: routes.size,
     slowConsumerDrops,
     unroutable: routes.unroutable,
+    pongs,
   });
 
   const unsubscribe = host.onFrame((frame) => {
@@ -174,6 +178,9 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
     });
     connections.add(connection);
     accepted += 1;
+    socket.on('pong', () => {
+      pongs += 1;
+    });
     socket.on('message', (data, isBinary) => onMessage(connection, data, isBinary));
     socket.on('error', (error) => {
       logUnlessTeardown(log, error, 'edge relay socket failed');
