@@ -11,6 +11,7 @@ import { llmPlannerFromEnv } from './llm-planner.ts';
 import { CatalogDelegationRunner } from './platform/catalog-delegation-runner.ts';
 import { FunctionPlatform } from './platform/function-platform.ts';
 import { RedisFunctionStore } from './platform/store/redis-function-store.ts';
+import { RedisTimelineReader } from './redis-timeline-reader.ts';
 import { RouterPlanner } from './router-planner.ts';
 
 /**
@@ -26,6 +27,8 @@ import { RouterPlanner } from './router-planner.ts';
  *   lets their HTTP endpoints be on private or loopback addresses (refused by default); VENUS_SECRETS_KEY
  *   reads their secrets encrypted (the same key as the edge's); VENUS_PLANNER_BASE_URL + VENUS_PLANNER_MODEL
  *   (+ VENUS_PLANNER_API_KEY): an OpenAI-compatible model picks the function, the router as fallback;
+ * - VENUS_REDIS_PREFIX (default `venus:`): where the GPU workers write session timelines (as theirs);
+ *   each delegation's evidence is read from there, up to its cutoff;
  * - VENUS_HARNESS_FUNCTIONS_MODULE: a module (path from the working directory, or URL) whose default
  *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins.
  */
@@ -70,9 +73,11 @@ export async function startHarness(
     }),
     http: { allowPrivateNetworks: env.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1' },
   });
+  const timeline = new RedisTimelineReader({ url: env.VENUS_REDIS_URL, prefix: env.VENUS_REDIS_PREFIX });
   const consumer = new BullmqDelegationConsumer({
     url: env.VENUS_REDIS_URL,
     prefix: env.VENUS_HARNESS_PREFIX,
+    timeline,
     concurrency: env.VENUS_HARNESS_CONCURRENCY,
     runner: new CatalogDelegationRunner({
       catalog: platform,
@@ -92,7 +97,7 @@ export async function startHarness(
     consumer,
     async close() {
       await consumer.close();
-      await platform.close();
+      await Promise.all([platform.close(), timeline.close()]);
     },
   };
 }

@@ -39,7 +39,7 @@ export interface BullmqDelegationConsumerOptions extends RunnerChoice {
   resultTtlMs?: number;
   /** Approximate MAXLEN of an events stream, as on the producer. Default 100,000. */
   eventsMaxLen?: number;
-  /** Redis trouble and jobs that failed for good; the consumer carries on. Default: console.error. */
+  /** Redis trouble and jobs that failed for good; the consumer carries on. Default: the logger, at most once per kind per few seconds. */
   onError?(error: unknown): void;
 }
 
