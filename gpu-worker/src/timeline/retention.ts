@@ -27,3 +27,19 @@ export function parseDurationMs(value: string | undefined, fallbackMs: number, n
   const unit = (match[2] ?? 'ms') as keyof typeof UNIT_MS;
   return Math.round(Number(match[1]) * UNIT_MS[unit]);
 }
+
+/** What every bounded store takes: how long an ended session's data is kept, and its clock. */
+export interface RetentionBounds {
+  /** How long an ended session's data stays (ms). 0 deletes it at once. */
+  retentionMs?: number;
+  /** The store's clock (epoch ms); tests pass a fake one. */
+  now?: () => number;
+}
+
+/** A bound in ms, or its default; refused with a coded error when it is negative (or 0 where 0 makes no sense). */
+export function boundMs(value: number | undefined, fallbackMs: number, what: string, allowZero: boolean): number {
+  const ms = value ?? fallbackMs;
+  if (!(allowZero ? ms >= 0 : ms > 0))
+    throw new VenusError('invalid_arguments', `${what} must be ${allowZero ? '≥ 0' : 'over 0'} ms, not ${ms}`);
+  return ms;
+}

@@ -1,27 +1,21 @@
 import { VenusError } from '@venus/protocol';
-import { DEFAULT_TIMELINE_RETENTION_MS } from './retention.ts';
+import { boundMs, DEFAULT_TIMELINE_RETENTION_MS, type RetentionBounds } from './retention.ts';
 
 /** Events kept per session by default (`VENUS_TIMELINE_MAX_EVENTS`): ~17 minutes of 20 ms microphone frames. */
 export const DEFAULT_TIMELINE_MAX_EVENTS = 50_000;
 
-/** The bounds both timeline stores take. */
-export interface TimelineBounds {
-  /** How long an ended session's timeline is kept (default 15 min, `VENUS_TIMELINE_RETENTION`). 0 deletes it at once. */
-  retentionMs?: number;
+/** The bounds both timeline stores take (retention default 15 min, `VENUS_TIMELINE_RETENTION`). */
+export interface TimelineBounds extends RetentionBounds {
   /** Events kept per session at least; older ones are trimmed (default 50,000). */
   maxEvents?: number;
-  /** The store's clock (epoch ms); tests pass a fake one. */
-  now?: () => number;
 }
 
 export function timelineBounds(options: TimelineBounds): Required<TimelineBounds> {
-  const retentionMs = options.retentionMs ?? DEFAULT_TIMELINE_RETENTION_MS;
   const maxEvents = options.maxEvents ?? DEFAULT_TIMELINE_MAX_EVENTS;
-  if (!(retentionMs >= 0))
-    throw new VenusError('invalid_arguments', `timeline retention must be ≥ 0 ms, not ${retentionMs}`);
   if (!(Number.isInteger(maxEvents) && maxEvents > 0)) {
     throw new VenusError('invalid_arguments', `timeline maxEvents must be a positive integer, not ${maxEvents}`);
   }
+  const retentionMs = boundMs(options.retentionMs, DEFAULT_TIMELINE_RETENTION_MS, 'timeline retention', true);
   return { retentionMs, maxEvents, now: options.now ?? Date.now };
 }
 
