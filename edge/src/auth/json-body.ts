@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { z } from 'zod';
+import { limitBody } from '../http/body-limit.ts';
 import { httpError } from './http-error.ts';
 
 export type Body<T> = { ok: true; value: T } | { ok: false; response: Response };
@@ -24,10 +24,7 @@ export async function jsonBody<T>(c: Context, schema: z.ZodType<T>, optional = f
   return { ok: false, response: httpError(c, 400, 'invalid_arguments', message, param ? { param } : {}) };
 }
 
-/** Management requests are small: anything over `maxBytes` is refused (413) before it is read whole. */
+/** Management requests are small: anything over `maxBytes` is refused (413) as it streams in. */
 export function smallBody(maxBytes = 32 * 1024): MiddlewareHandler {
-  return bodyLimit({
-    maxSize: maxBytes,
-    onError: (c) => httpError(c, 413, 'invalid_arguments', `the request body is over ${maxBytes} bytes`),
-  });
+  return limitBody(maxBytes);
 }

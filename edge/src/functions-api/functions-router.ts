@@ -7,10 +7,10 @@ import {
   VenusError,
 } from '@venus/protocol';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal.ts';
 import type { Scope } from '../auth/scopes.ts';
+import { limitBody, MAX_REQUEST_BYTES } from '../http/body-limit.ts';
 import { apiError, errorResponse } from './api-error.ts';
 
 /** Where the functions API lives. */
@@ -58,7 +58,7 @@ export function createFunctionsApi(options: FunctionsApiOptions): Hono<Functions
   api.onError((error, c) => errorResponse(c, error));
   api.use('*', resolveTenant(options.trustTenantHeader ?? false));
 
-  const deployLimit = limitBody(FUNCTIONS_LIMITS.maxSourceBytes + 64 * 1024);
+  const deployLimit = limitBody(MAX_REQUEST_BYTES);
   const invokeLimit = limitBody(FUNCTIONS_LIMITS.maxArgsBytes + 4 * 1024);
   const secretLimit = limitBody(FUNCTIONS_LIMITS.maxSecretBytes + 1024);
   const deploy = requireScope('functions:deploy');
@@ -186,13 +186,6 @@ function requireScope(...scopes: Scope[]): MiddlewareHandler<FunctionsEnv> {
     }
     await next();
   };
-}
-
-function limitBody(maxSize: number): MiddlewareHandler {
-  return bodyLimit({
-    maxSize,
-    onError: (c) => apiError(c, 413, 'payload_too_large', `the request body is over ${maxSize} bytes`),
-  });
 }
 
 async function readJson(c: Context, optional = false): Promise<unknown> {

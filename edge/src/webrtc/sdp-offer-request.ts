@@ -5,6 +5,8 @@ import { removeAudioFormats } from './session-update-filter.ts';
 
 /** Offers are a few kB; anything near this is not one. */
 export const MAX_OFFER_BYTES = 64 * 1024;
+/** A whole call request (an offer and its session JSON, multipart framing around them). */
+export const MAX_OFFER_REQUEST_BYTES = MAX_OFFER_BYTES * 2;
 
 const SdpSchema = z
   .string()
@@ -26,13 +28,14 @@ const SessionFieldSchema = z
 
 export type OfferRequest =
   | { ok: true; sdp: string; session?: SessionSettings }
-  | { ok: false; status: 400 | 413 | 415; code: ErrorCode; message: string; param?: string };
+  | { ok: false; status: 400 | 415; code: ErrorCode; message: string; param?: string };
 
 /**
  * Reads a call request the two ways OpenAI's WebRTC flow sends one: the offer alone as
  * `application/sdp`, or `multipart/form-data` with an `sdp` field and a `session` field holding the
  * session configuration as JSON (applied before `session.created`, less the audio formats, which
- * the media track fixes).
+ * the media track fixes). The body must already be limited to MAX_OFFER_REQUEST_BYTES as it streams
+ * in (the routes' `limitBody`): this reads it whole.
  *
  * @example
  *   const offer = await readOfferRequest(c.req.raw);
@@ -40,10 +43,6 @@ export type OfferRequest =
  */
 export async function readOfferRequest(request: Request): Promise<OfferRequest> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  const length = Number(request.headers.get('content-length') ?? 0);
-  if (length > MAX_OFFER_BYTES * 2) {
-    return { ok: false, status: 413, code: 'invalid_arguments', message: `request body over ${MAX_OFFER_BYTES} bytes` };
-  }
   if (type === 'application/sdp') return checkSdp(await request.text(), 'body');
   if (type === 'multipart/form-data') {
     let form: FormData;

@@ -3,9 +3,10 @@ import type { Context, Hono } from 'hono';
 import { type EdgeApp, type EdgeEnv, REALTIME_PATH } from '../app.ts';
 import { httpError } from '../auth/http-error.ts';
 import { hasScope, mayActOn } from '../auth/principal.ts';
+import { limitBody } from '../http/body-limit.ts';
 import { reserveSessionSlot } from '../tenancy/tenancy.ts';
 import { OpusCodec } from './opus-codec.ts';
-import { readOfferRequest } from './sdp-offer-request.ts';
+import { MAX_OFFER_REQUEST_BYTES, readOfferRequest } from './sdp-offer-request.ts';
 import { WebRtcSession, type WebRtcSessionOptions } from './webrtc-session.ts';
 
 /** OpenAI's WebRTC call endpoint: POST an SDP offer, get the answer and the call's URL. */
@@ -93,8 +94,9 @@ export function mountWebRtcRoutes(app: Hono<EdgeEnv>, edge: EdgeApp, options: We
     return c.body(answer, 201);
   };
 
-  app.post(CALLS_PATH, createCall);
-  app.post(REALTIME_PATH, createCall);
+  const offerLimit = limitBody(MAX_OFFER_REQUEST_BYTES);
+  app.post(CALLS_PATH, offerLimit, createCall);
+  app.post(REALTIME_PATH, offerLimit, createCall);
   app.post(`${CALLS_PATH}/:id/hangup`, (c) => {
     const id = c.req.param('id');
     const call = calls.get(id);
