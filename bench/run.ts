@@ -6,6 +6,7 @@ import { runEdgeFrameCost } from './edge-frame-cost.ts';
 import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
 import { runMemoryLoad } from './memory-load.ts';
+import { runRecogniserCost } from './recogniser-cost.ts';
 import { runRelayOverhead } from './relay-overhead.ts';
 import { fmt, table } from './report.ts';
 import { runWebRtcRates } from './webrtc-rates.ts';
@@ -20,7 +21,7 @@ import { runWebRtcRates } from './webrtc-rates.ts';
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
 const args = process.argv.slice(2);
-const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay', 'webrtc', 'memory'];
+const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay', 'webrtc', 'memory', 'recogniser'];
 // `--only a,b` or `--only=a,b`.
 const onlyAt = args.findIndex((a) => a === '--only' || a.startsWith('--only='));
 const onlyArg =
@@ -294,6 +295,21 @@ if (want('webrtc')) {
         'edge→browser packets/s': w.downPerSec,
         'lost (whole call)': w.lost,
         'window ms': w.windowMs,
+        'load avg': loadavg()[0] ?? 0,
+      },
+    ]),
+  );
+}
+
+if (want('recogniser')) {
+  // Hearing words: PocketSphinx (wasm, JSGF demo grammar) in its worker thread on eSpeak NG clips.
+  const r = await runRecogniserCost({ rounds: quick ? 2 : 6 });
+  print(
+    table('Recogniser (PocketSphinx wasm, demo grammar, one stream; thread busy time per audio second)', [
+      {
+        'audio s': r.audioS,
+        'CPU ms per audio s': r.cpuMsPerAudioS,
+        'thread start ms': r.loadMs,
         'load avg': loadavg()[0] ?? 0,
       },
     ]),

@@ -9,6 +9,7 @@ export * from './logger.ts';
 export * from './media-store.ts';
 export type * from './model-port.ts';
 export * from './pcm.ts';
+export type * from './recogniser-port.ts';
 export * from './relay-codec.ts';
 export * from './relay-frames.ts';
 export * from './session-config.ts';

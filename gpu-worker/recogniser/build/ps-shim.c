@@ -1,0 +1,143 @@
+/*
+ * A small C surface over PocketSphinx for the WebAssembly build: one decoder per handle, fed 16 kHz
+ * 16-bit mono PCM in whatever pieces arrive. Everything crosses the wasm boundary as ints and
+ * pointers, so the TypeScript side (gpu-worker/src/perception/pocketsphinx/) needs no embind.
+ *
+ * Why a shim and not the library's own API through ccall: ps_init takes a cmd_ln_t built from
+ * argv-style strings and ps_get_hyp returns a pointer into decoder memory with a score through an
+ * out-parameter; keeping those in C makes the exported surface five flat functions.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <pocketsphinx.h>
+
+typedef struct {
+  ps_decoder_t *ps;
+  cmd_ln_t *config;
+  int32 score;
+  int in_utt;
+} venus_ps_t;
+
+/*
+ * The decoder's configuration: model paths, no log, no lattice pass (with a grammar it only costs
+ * time), then `options`: space-separated "-name value" pairs (beams, penalties) so tuning needs no
+ * rebuild. -remove_noise and -remove_silence stay on: the caller decides utterance boundaries.
+ */
+static cmd_ln_t *make_config(const char *hmm, const char *dict, const char *options) {
+  char *argv[64];
+  int argc = 0;
+  char *copy = strdup(options != NULL ? options : "");
+  argv[argc++] = "-hmm";
+  argv[argc++] = (char *)hmm;
+  argv[argc++] = "-dict";
+  argv[argc++] = (char *)dict;
+  argv[argc++] = "-logfn";
+  argv[argc++] = "/dev/null";
+  argv[argc++] = "-bestpath";
+  argv[argc++] = "no";
+  for (char *tok = strtok(copy, " "); tok != NULL && argc < 63; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  cmd_ln_t *config = cmd_ln_parse_r(NULL, ps_args(), argc, argv, TRUE);
+  free(copy);
+  return config;
+}
+
+/* A decoder with no search selected yet; NULL on failure (bad model path, ...). */
+static venus_ps_t *open_decoder(const char *hmm, const char *dict, const char *options) {
+  venus_ps_t *h = calloc(1, sizeof(venus_ps_t));
+  if (h == NULL) return NULL;
+  h->config = make_config(hmm, dict, options);
+  if (h->config == NULL) {
+    free(h);
+    return NULL;
+  }
+  h->ps = ps_init(h->config);
+  if (h->ps == NULL) {
+    cmd_ln_free_r(h->config);
+    free(h);
+    return NULL;
+  }
+  return h;
+}
+
+static venus_ps_t *search_or_close(venus_ps_t *h, int rv, const char *search) {
+  if (rv < 0 || ps_set_search(h->ps, search) < 0) {
+    ps_free(h->ps);
+    cmd_ln_free_r(h->config);
+    free(h);
+    return NULL;
+  }
+  return h;
+}
+
+/*
+ * hmm: folder with mdef, means, ... ; dict: the pronunciation dictionary; jsgf: the grammar text.
+ * Returns NULL on failure (bad model path, a grammar word missing from the dictionary, ...).
+ */
+venus_ps_t *venus_ps_open(const char *hmm, const char *dict, const char *jsgf, const char *options) {
+  venus_ps_t *h = open_decoder(hmm, dict, options);
+  if (h == NULL) return NULL;
+  return search_or_close(h, ps_set_jsgf_string(h->ps, "grammar", jsgf), "grammar");
+}
+
+/*
+ * A phone-loop decoder (any sequence of phones, optionally weighted by a phone language model; pass
+ * "" for none): an open-vocabulary yardstick for rejection. Measured at ~1 CPU-second per second of
+ * audio in this build, too slow to run beside every stream; kept for offline checks.
+ */
+venus_ps_t *venus_ps_open_phones(const char *hmm, const char *dict, const char *phone_lm, const char *options) {
+  venus_ps_t *h = open_decoder(hmm, dict, options);
+  if (h == NULL) return NULL;
+  int rv = phone_lm != NULL && phone_lm[0] != '\0' ? ps_set_allphone_file(h->ps, "phones", phone_lm)
+                                                    : ps_set_allphone(h->ps, "phones", NULL);
+  return search_or_close(h, rv, "phones");
+}
+
+/* Replaces the grammar between utterances (a deployed function extended the word list). */
+int venus_ps_set_grammar(venus_ps_t *h, const char *jsgf) {
+  if (h->in_utt) return -1;
+  if (ps_set_jsgf_string(h->ps, "grammar", jsgf) < 0) return -1;
+  return ps_set_search(h->ps, "grammar");
+}
+
+int venus_ps_start(venus_ps_t *h) {
+  if (h->in_utt) ps_end_utt(h->ps);
+  h->in_utt = 1;
+  return ps_start_utt(h->ps);
+}
+
+/* Feeds n samples; returns the frames searched (negative on error). */
+int venus_ps_process(venus_ps_t *h, const int16 *pcm, int n) {
+  if (!h->in_utt) return -1;
+  return ps_process_raw(h->ps, pcm, (size_t)n, FALSE, FALSE);
+}
+
+int venus_ps_in_speech(venus_ps_t *h) { return ps_get_in_speech(h->ps); }
+
+int venus_ps_end(venus_ps_t *h) {
+  if (!h->in_utt) return -1;
+  h->in_utt = 0;
+  return ps_end_utt(h->ps);
+}
+
+/* The current (partial, or after venus_ps_end final) hypothesis; NULL when none. The score (a log
+ * likelihood in PocketSphinx's log base) is left for venus_ps_score. */
+const char *venus_ps_hyp(venus_ps_t *h) {
+  h->score = 0;
+  return ps_get_hyp(h->ps, &h->score);
+}
+
+int venus_ps_score(venus_ps_t *h) { return h->score; }
+
+/* Frames decoded so far in this utterance (100 per second of audio): normalises the score. */
+int venus_ps_frames(venus_ps_t *h) { return ps_get_n_frames(h->ps); }
+
+/* Posterior probability of the hypothesis in log base, where available (needs the lattice). */
+int venus_ps_prob(venus_ps_t *h) { return ps_get_prob(h->ps); }
+
+void venus_ps_close(venus_ps_t *h) {
+  if (h == NULL) return;
+  if (h->in_utt) ps_end_utt(h->ps);
+  ps_free(h->ps);
+  cmd_ln_free_r(h->config);
+  free(h);
+}

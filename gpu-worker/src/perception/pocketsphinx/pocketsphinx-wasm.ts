@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/**
+ * The PocketSphinx WebAssembly module (built by gpu-worker/recogniser/build/build-pocketsphinx-wasm.sh)
+ * with the acoustic model and dictionary written into its in-memory file system. One per worker
+ * thread; every decoder of that thread lives in its memory.
+ */
+export const MODEL_DIR = new URL('../../../models/pocketsphinx/', import.meta.url);
+
+interface EmscriptenModule {
+  HEAP16: Int16Array;
+  FS: { mkdir(path: string): void; writeFile(path: string, data: Uint8Array | string): void };
+  UTF8ToString(ptr: number): string;
+  stringToUTF8(text: string, ptr: number, max: number): void;
+  lengthBytesUTF8(text: string): number;
+  _malloc(bytes: number): number;
+  _free(ptr: number): void;
+  _venus_ps_open(hmm: number, dict: number, jsgf: number, options: number): number;
+  _venus_ps_open_phones(hmm: number, dict: number, phoneLm: number, options: number): number;
+  _venus_ps_start(h: number): number;
+  _venus_ps_process(h: number, pcm: number, n: number): number;
+  _venus_ps_end(h: number): number;
+  _venus_ps_hyp(h: number): number;
+  _venus_ps_score(h: number): number;
+  _venus_ps_frames(h: number): number;
+  _venus_ps_close(h: number): void;
+}
+
+const HMM = '/model/en-us';
+const DICT = '/model/demo.dict';
+const MODEL_FILES = ['mdef', 'sendump', 'means', 'variances', 'transition_matrices', 'feat.params', 'noisedict'];
+/** Samples copied into wasm memory per ps_process_raw call (0.25 s): a fixed buffer per thread. */
+const BLOCK = 4000;
+
+export class PocketSphinxWasm {
+  private readonly pcmPtr: number;
+
+  private constructor(private readonly m: EmscriptenModule) {
+    this.pcmPtr = m._malloc(BLOCK * 2);
+  }
+
+  static async load(modelDir: URL = MODEL_DIR): Promise<PocketSphinxWasm> {
+    const factory = createRequire(import.meta.url)(new URL('pocketsphinx.cjs', modelDir).pathname) as (
+      opts: object,
+    ) => Promise<EmscriptenModule>;
+    // The 3.1.6 glue would fetch() the .wasm path under Node 20: hand it the bytes.
+    const m = await factory({
+      wasmBinary: readFileSync(new URL('pocketsphinx.wasm', modelDir)),
+      print: () => {},
+      printErr: () => {},
+    });
+    m.FS.mkdir('/model');
+    m.FS.mkdir(HMM);
+    for (const f of MODEL_FILES) m.FS.writeFile(`${HMM}/${f}`, readFileSync(new URL(`en-us/${f}`, modelDir)));
+    m.FS.writeFile(DICT, readFileSync(new URL('demo.dict', modelDir)));
+    return new PocketSphinxWasm(m);
+  }
+
+  /** Grammar decoder; throws if PocketSphinx refuses the grammar. */
+  openGrammar(jsgf: string, options = ''): number {
+    const h = this.withStrings([HMM, DICT, jsgf, options], (hmm, dict, g, o) =>
+      this.m._venus_ps_open(hmm!, dict!, g!, o!),
+    );
+    if (h === 0) throw new Error('PocketSphinx refused the grammar or the model');
+    return h;
+  }
+
+  /** Phone-loop decoder: the open-vocabulary yardstick for rejection. */
+  openPhoneLoop(options = ''): number {
+    const h = this.withStrings([HMM, DICT, '', options], (hmm, dict, lm, o) =>
+      this.m._venus_ps_open_phones(hmm!, dict!, lm!, o!),
+    );
+    if (h === 0) throw new Error('PocketSphinx refused the phone loop');
+    return h;
+  }
+
+  start(h: number): void {
+    if (this.m._venus_ps_start(h) < 0) throw new Error('ps_start_utt failed');
+  }
+
+  process(h: number, pcm: Int16Array): void {
+    for (let at = 0; at < pcm.length; at += BLOCK) {
+      const part = pcm.subarray(at, Math.min(pcm.length, at + BLOCK));
+      // HEAP16 is replaced when memory grows: read it afresh each time.
+      this.m.HEAP16.set(part, this.pcmPtr >> 1);
+      if (this.m._venus_ps_process(h, this.pcmPtr, part.length) < 0) throw new Error('ps_process_raw failed');
+    }
+  }
+
+  end(h: number): void {
+    this.m._venus_ps_end(h);
+  }
+
+  hypothesis(h: number): { text: string; score: number; frames: number } {
+    const ptr = this.m._venus_ps_hyp(h);
+    return {
+      text: ptr === 0 ? '' : this.m.UTF8ToString(ptr),
+      score: this.m._venus_ps_score(h),
+      frames: this.m._venus_ps_frames(h),
+    };
+  }
+
+  free(h: number): void {
+    this.m._venus_ps_close(h);
+  }
+
+  private withStrings<T>(texts: string[], use: (...ptrs: number[]) => T): T {
+    const ptrs = texts.map((t) => {
+      const n = this.m.lengthBytesUTF8(t) + 1;
+      const p = this.m._malloc(n);
+      this.m.stringToUTF8(t, p, n);
+      return p;
+    });
+    try {
+      return use(...ptrs);
+    } finally {
+      for (const p of ptrs) this.m._free(p);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import type { RecogniserFinal, RecogniserGrammar, RecogniserPartial } from '@venus/protocol';
+
+/** Messages between the PocketSphinx recogniser and its worker thread. */
+export type MainToRecogniser =
+  | { t: 'open'; stream: number; grammar: RecogniserGrammar }
+  | { t: 'audio'; stream: number; pcm: Int16Array }
+  | { t: 'end'; stream: number }
+  | { t: 'close'; stream: number };
+
+export type RecogniserToMain =
+  | { t: 'ready' }
+  | { t: 'opened'; stream: number; unknownWords: readonly string[] }
+  | { t: 'partial'; stream: number; event: RecogniserPartial }
+  | { t: 'final'; stream: number; event: RecogniserFinal }
+  | { t: 'consumed'; stream: number; samples: number }
+  | { t: 'closed'; stream: number }
+  | { t: 'error'; stream: number; message: string };
+
+/**
+ * The rejection rule: the grammar path's acoustic log-likelihood per 10 ms frame (PocketSphinx's
+ * log base 1.0001), squashed to 0..1 around a threshold. Speech the grammar does not cover is forced
+ * onto grammar words that fit it poorly, so its score per frame is lower; the separation is weak
+ * (see the README's figures), which is why `inGrammar` is a flag for the policy, not a verdict.
+ * Threshold and slope measured on eSpeak voices (test/recogniser.test.ts prints the scores).
+ */
+export const REJECT_SCORE_PER_FRAME = -57;
+const SLOPE = 4;
+
+export function scoreToConfidence(scorePerFrame: number): number {
+  return 1 / (1 + Math.exp(-(scorePerFrame - REJECT_SCORE_PER_FRAME) / SLOPE));
+}
