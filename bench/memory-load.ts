@@ -58,7 +58,7 @@ const REQUESTS = ["What's the weather in Paris?", 'What time is it in Tokyo?', '
  *   const r = await runMemoryLoad({ sessions: 500, wave: 25, sessionAudioS: 20, speed: 4, retentionMs: 10_000, longSessionMin: 30 });
  */
 export async function runMemoryLoad(o: MemoryLoadOptions): Promise<MemoryLoadResult> {
-  const runtime = await startRuntime(o.retentionMs);
+  const runtime = await startRuntime(o.retentionMs, o.speed);
   const rssMb = () => vmRssMb(runtime.child.pid!);
   try {
     // Warm-up: code loading and the model's threads are not what is measured.
@@ -116,7 +116,7 @@ export async function runMemoryLoad(o: MemoryLoadOptions): Promise<MemoryLoadRes
   }
 }
 
-async function startRuntime(retentionMs: number): Promise<{ child: ChildProcess; url: string }> {
+async function startRuntime(retentionMs: number, speed: number): Promise<{ child: ChildProcess; url: string }> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     VENUS_PORT: '0',
@@ -124,6 +124,8 @@ async function startRuntime(retentionMs: number): Promise<{ child: ChildProcess;
     VENUS_TIMELINE_RETENTION: `${retentionMs}ms`,
     VENUS_MEDIA_RETENTION: `${retentionMs}ms`,
     VENUS_LOG_LEVEL: 'warn',
+    // The load streams faster than real time on purpose: lift the per-session input budget above it.
+    VENUS_INPUT_AUDIO_RATE: String(speed + 1),
   };
   // An open, in-memory runtime: the embedded default as `npm start` runs it.
   for (const name of ['REDIS_URL', 'VENUS_REDIS_URL', 'VENUS_API_KEYS', 'VENUS_ADMIN_KEY']) delete env[name];

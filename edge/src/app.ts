@@ -19,6 +19,7 @@ import type { Clock } from './realtime/clock.ts';
 import { randomId } from './realtime/ids.ts';
 import { RealtimeConnection } from './realtime/realtime-connection.ts';
 import type { RealtimeTransport } from './realtime/realtime-transport.ts';
+import { inputAudioBucket } from './tenancy/input-audio-budget.ts';
 import { SessionMetering } from './tenancy/session-metering.ts';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.ts';
 import { admitRealtime, limitRequests } from './tenancy/tenancy-middleware.ts';
@@ -119,6 +120,7 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
         quotas: tenancy.quotas,
         meter: tenancy.meter,
         ...(tenancy.fleet === undefined ? {} : { fleet: tenancy.fleet }),
+        inputAudio: inputAudioBucket(tenancy.inputAudio, tenancy.now),
       });
       const connection = new RealtimeConnection({
         link: options.link,

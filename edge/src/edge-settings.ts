@@ -19,6 +19,8 @@ export const EdgeSettingsSchema = pickSettings([
   'VENUS_ADMIN_KEY',
   'VENUS_AUTH_SECRET',
   'VENUS_TENANT_LIMITS',
+  'VENUS_INPUT_AUDIO_RATE',
+  'VENUS_INPUT_AUDIO_BURST_MS',
   'VENUS_RELAY_TOKEN',
   'VENUS_WORKERS',
 ]);

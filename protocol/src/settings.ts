@@ -60,6 +60,11 @@ export const SETTINGS = {
   VENUS_AUTH_SECRET: optionalText,
   VENUS_TENANT_LIMITS: optionalText,
   VENUS_RELAY_TOKEN: optionalText,
+  // Each realtime session's input audio budget (edge/src/tenancy/input-audio-budget.ts): ms of
+  // audio per ms of wall time (1 = real time) and the burst on top; audio past it is dropped with
+  // a `rate_limited` error. Defaults 1 and 10000 (one largest append).
+  VENUS_INPUT_AUDIO_RATE: z.coerce.number().positive().optional(),
+  VENUS_INPUT_AUDIO_BURST_MS: positiveInt.optional(),
 
   // Edge placement.
   VENUS_WORKERS: optionalText,

@@ -12,6 +12,12 @@ export const NATIVE_RATE_HZ: Readonly<Record<CanonicalAudioFormat, number>> = {
   g711_alaw: 8_000,
 };
 
+/** How long `bytes` of audio in `format` play (pcm16 has two bytes a sample, G.711 one). */
+export function audioDurationMs(bytes: number, format: CanonicalAudioFormat): number {
+  const bytesPerSample = format === 'pcm16' ? 2 : 1;
+  return (bytes / bytesPerSample / NATIVE_RATE_HZ[format]) * 1000;
+}
+
 const GA_NAME: Readonly<Record<CanonicalAudioFormat, string>> = {
   pcm16: 'audio/pcm',
   g711_ulaw: 'audio/pcmu',

@@ -6,6 +6,7 @@ import {
   type WorkerLink,
   type WorkerToEdgeFrame,
 } from '@venus/protocol';
+import { audioDurationMs } from '../audio/audio-format.ts';
 import { InputAudioConverter } from '../audio/input-audio-converter.ts';
 import { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
 import type { SessionSettings } from '../auth/principal.ts';
@@ -176,9 +177,11 @@ export class RealtimeConnection {
       case 'input_audio_buffer.append': {
         const bytes = appendedAudioBytes(event.audio, this.#state.inputFormat);
         if (!bytes.ok) return bytes.error;
-        const pcm = this.#converter.convert(bytes.value);
-        const admitted = pcm.length === 0 ? undefined : this.#hooks?.admitAudioIn(pcm.length / 16);
+        // Admitted before it is resampled or relayed: audio over the budget costs no more work.
+        const ms = audioDurationMs(bytes.value.length, this.#state.inputFormat);
+        const admitted = ms === 0 ? undefined : this.#hooks?.admitAudioIn(ms);
         if (admitted !== undefined && !admitted.ok) return admitted.error;
+        const pcm = this.#converter.convert(bytes.value);
         if (pcm.length > 0) {
           this.#send({ kind: 'audio', session, pcm16k: new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength) });
         }

@@ -2,6 +2,7 @@ import type { TimelineEvent } from '@venus/protocol';
 import type { FleetQuotas } from './fleet-quotas.ts';
 import type { AudioAdmission, SessionHooks } from './session-hooks.ts';
 import type { TenantQuotas } from './tenant-quotas.ts';
+import type { Admission, TokenBucket } from './token-bucket.ts';
 import type { UsageMeter } from './usage-meter.ts';
 
 export interface SessionMeteringOptions {
@@ -11,10 +12,13 @@ export interface SessionMeteringOptions {
   meter: UsageMeter;
   /** Fleet-wide slots: the session's is given back when it ends. */
   fleet?: FleetQuotas;
+  /** This session's own input budget in audio ms (inputAudioBucket); none: only the tenant's limits. */
+  inputAudio?: TokenBucket;
 }
 
 /**
- * One session's accounting: input audio against the tenant's audio budget and into its usage,
+ * One session's accounting: input audio against the session's own budget, then the tenant's, and
+ * into its usage,
  * output audio, delegations and function run time read off the timeline the edge relays, and the
  * session's slot given back when it ends. Function time is the session clock between a work item
  * entering RUNNING and leaving it (each retry counted).
@@ -34,10 +38,16 @@ export class SessionMetering implements SessionHooks {
     this.#options = options;
   }
 
+  /**
+   * Audio over a budget is dropped, never queued: queueing would hold it in this process, and
+   * relaying it would make the worker hold it and spend its chunk deadlines on it.
+   */
   admitAudioIn(ms: number): AudioAdmission {
-    const { tenant, quotas, meter } = this.#options;
-    const admitted = quotas.admitAudioIn(tenant, ms);
+    const { tenant, quotas, meter, inputAudio } = this.#options;
+    // Peek first: audio the tenant then refuses must not use up the session's budget.
+    const admitted = inputAudio?.peek(ms) === false ? sessionRefusal(inputAudio, ms) : quotas.admitAudioIn(tenant, ms);
     if (admitted.ok) {
+      inputAudio?.take(ms);
       this.#refusing = false;
       meter.add(tenant, { audioInMs: ms });
       return admitted;
@@ -82,4 +92,10 @@ export class SessionMetering implements SessionHooks {
     this.#options.quotas.closeSession(this.#options.sessionId);
     this.#options.fleet?.releaseSession(this.#options.sessionId);
   }
+}
+
+function sessionRefusal(bucket: TokenBucket, ms: number): Extract<Admission, { ok: false }> {
+  const refused = bucket.take(ms);
+  const retryAfterMs = refused.ok ? 0 : refused.retryAfterMs;
+  return { ok: false, retryAfterMs, message: `session input audio over real time plus its burst (${ms} ms sent)` };
 }

@@ -1,5 +1,6 @@
 import { createLogger } from '@venus/protocol';
 import { FleetQuotas } from './fleet-quotas.ts';
+import { inputAudioBudgetFromEnv } from './input-audio-budget.ts';
 import { RedisUsageMeter } from './redis-usage-meter.ts';
 import { createTenancy, type Tenancy } from './tenancy.ts';
 import { limitsFromEnv } from './tenant-limits.ts';
@@ -12,6 +13,7 @@ const log = createLogger('edge.tenancy');
  * The edge's tenancy from the environment: limits from `VENUS_TENANT_LIMITS`. With `REDIS_URL`
  * (keys under `VENUS_REDIS_PREFIX`, default `venus:`), usage is counted in Redis and the request
  * rate, session-start rate and concurrent sessions are counted across every edge of the fleet.
+ * Each session's input audio budget comes from `VENUS_INPUT_AUDIO_RATE` and `VENUS_INPUT_AUDIO_BURST_MS`.
  *
  * @example
  *   const tenancy = tenancyFromEnv(process.env);
@@ -19,7 +21,8 @@ const log = createLogger('edge.tenancy');
  */
 export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy {
   const limits = limitsFromEnv(env);
-  if (!env.REDIS_URL) return createTenancy({ limits });
+  const inputAudio = inputAudioBudgetFromEnv(env);
+  if (!env.REDIS_URL) return createTenancy({ limits, inputAudio });
   const prefix = env.VENUS_REDIS_PREFIX ?? 'venus:';
   let reportedAt = Number.NEGATIVE_INFINITY;
   const onError = (error: unknown) => {
@@ -29,6 +32,7 @@ export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy
   };
   return createTenancy({
     limits,
+    inputAudio,
     meter: new RedisUsageMeter({ url: env.REDIS_URL, prefix }),
     fleet: new FleetQuotas({ url: env.REDIS_URL, prefix, onError }),
   });

@@ -1,4 +1,5 @@
 import type { FleetQuotas } from './fleet-quotas.ts';
+import { DEFAULT_INPUT_AUDIO_BUDGET, type InputAudioBudget } from './input-audio-budget.ts';
 import type { LimitsConfig } from './tenant-limits.ts';
 import { TenantQuotas } from './tenant-quotas.ts';
 import type { Admission } from './token-bucket.ts';
@@ -12,6 +13,8 @@ export interface TenancyOptions {
   fleet?: FleetQuotas;
   /** Monotonic milliseconds for the rate limits (tests pass a fake). */
   now?: () => number;
+  /** Each session's own input audio budget; by default real time plus a 10 s burst. */
+  inputAudio?: InputAudioBudget;
 }
 
 /** The edge's per-tenant admission (quotas, and fleet-wide ones when set) and accounting (meter). */
@@ -19,6 +22,9 @@ export interface Tenancy {
   quotas: TenantQuotas;
   meter: UsageMeter;
   fleet?: FleetQuotas;
+  /** Each session's input audio budget, on the clock `now`. */
+  inputAudio: InputAudioBudget;
+  now: () => number;
 }
 
 export function createTenancy(options: TenancyOptions = {}): Tenancy {
@@ -28,6 +34,8 @@ export function createTenancy(options: TenancyOptions = {}): Tenancy {
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
     meter: options.meter ?? new InMemoryUsageMeter(),
+    inputAudio: options.inputAudio ?? DEFAULT_INPUT_AUDIO_BUDGET,
+    now: options.now ?? (() => performance.now()),
     ...(options.fleet === undefined ? {} : { fleet: options.fleet }),
   };
 }
