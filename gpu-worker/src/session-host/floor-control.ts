@@ -28,11 +28,15 @@ export class FloorControl {
     private readonly output: StepOutput,
   ) {}
 
-  /** The client stopped the response (response.cancel / output_audio_buffer.clear), or a result cuts in. */
-  cancelResponse(chunk: number): void {
+  /**
+   * The client stopped the response (response.cancel / output_audio_buffer.clear): `cancelsWork`,
+   * since the turn it cancelled asked for that work; or a result cuts in: not, since the cut
+   * utterance's own work is still wanted.
+   */
+  cancelResponse(chunk: number, cancelsWork = false): void {
     const u = this.s.active();
     if (!u) return;
-    this.cut(u, { action: 'discard', cause: 'interruption', cancelsWork: false }, chunk);
+    this.cut(u, { action: 'discard', cause: 'interruption', cancelsWork }, chunk);
     const { model } = this.s.model;
     if (model.cancelResponse) this.s.model.guard(model.cancelResponse());
   }

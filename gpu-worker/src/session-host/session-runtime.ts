@@ -170,7 +170,7 @@ export class SessionRuntime {
         this.onPlaybackAck(frame.utteranceId, frame.playedMs, frame.source);
         return;
       case 'cancel_response':
-        this.floor.cancelResponse(this.loop.currentChunk);
+        this.floor.cancelResponse(this.loop.currentChunk, true);
         return;
       case 'cancel_work':
         this.desk.cancel(frame.workId, 'client_cancel', true);
