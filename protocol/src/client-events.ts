@@ -73,6 +73,8 @@ export const ClientEventSchema = z.discriminatedUnion('type', [
       })
       .loose(),
   }),
+  z.object({ type: z.literal('conversation.item.retrieve'), event_id: eventId, item_id: z.string().max(128) }),
+  z.object({ type: z.literal('conversation.item.delete'), event_id: eventId, item_id: z.string().max(128) }),
   z.object({
     type: z.literal('conversation.item.truncate'),
     event_id: eventId,
@@ -96,11 +98,7 @@ export type ClientEventType = ClientEvent['type'];
 export const CLIENT_EVENT_TYPES: readonly ClientEventType[] = ClientEventSchema.options.map((o) => o.shape.type.value);
 
 /** Client events we know of but do not support: answered with `unsupported_feature`, never silence. */
-export const UNSUPPORTED_CLIENT_EVENT_TYPES = [
-  'conversation.item.retrieve',
-  'conversation.item.delete',
-  'transcription_session.update',
-] as const;
+export const UNSUPPORTED_CLIENT_EVENT_TYPES = ['transcription_session.update'] as const;
 
 /** Server -> client event: OpenAI-Realtime-shaped (GA names, beta aliases where cheap) plus `venus.*`. */
 export interface ServerEvent {

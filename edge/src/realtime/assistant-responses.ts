@@ -1,4 +1,5 @@
 import type { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
+import { type ConversationItem, type ConversationItems, presentContent } from './conversation-items.ts';
 import { randomId } from './ids.ts';
 import type { Emit } from './outbound-event.ts';
 import type { PlayoutEstimator } from './playout-estimator.ts';
@@ -22,6 +23,8 @@ export interface AssistantResponsesDeps {
   encoder(): OutputAudioEncoder;
   /** Whether to also send the beta event names (`response.audio.delta`, …); false for GA clients. */
   betaAliases?(): boolean;
+  /** The conversation the assistant items join, in order after the items before them. */
+  conversation: ConversationItems;
 }
 
 /** How many finished assistant items are remembered for truncation and playback acks. */
@@ -29,8 +32,8 @@ const REMEMBERED_ITEMS = 512;
 
 /**
  * Presents the worker's assistant utterances as OpenAI responses: one response per utterance,
- * one assistant message item (id = utterance id) with one audio content part whose transcript is the
- * utterance text. GA event names go out together with the beta aliases clients still listen for,
+ * one assistant message item (id = utterance id) with one audio content part (`output_audio`, beta
+ * `audio`) whose transcript is the utterance text; the item joins the conversation when it starts. GA event names go out together with the beta aliases clients still listen for,
  * until a client shows it speaks GA (then the aliases would only double its audio bandwidth).
  *
  * @example
@@ -91,11 +94,13 @@ export class AssistantResponses {
       emit({ type, ...where, transcript });
     }
     for (const type of this.#names('response.output_audio.done', 'response.audio.done')) emit({ type, ...where });
-    emit({ type: 'response.content_part.done', ...where, part: { type: 'audio', transcript } });
+    const part = { type: 'output_audio', transcript } as const;
+    emit({ type: 'response.content_part.done', ...where, part: this.#present(part) });
     const completed = reason === 'completed';
-    const message = messageItem(item, completed ? 'completed' : 'incomplete');
+    const finished: ConversationItem = messageItem(item, completed ? 'completed' : 'incomplete', [part]);
+    const message = this.#deps.conversation.present(finished);
     emit({ type: 'response.output_item.done', response_id: item.responseId, output_index: 0, item: message });
-    emit({ type: 'conversation.item.done', item: message });
+    this.#deps.conversation.done(item.itemId, { status: finished.status, content: finished.content });
     emit({
       type: 'response.done',
       response: {
@@ -126,7 +131,9 @@ export class AssistantResponses {
   }
 
   /** An assistant item of this session, finished or not. */
-  item(itemId: string): { responseId: string; audioMs: number; audioStarted: boolean } | undefined {
+  item(
+    itemId: string,
+  ): { responseId: string; audioMs: number; audioStarted: boolean; cancelRequested: boolean } | undefined {
     return this.#items.get(itemId);
   }
 
@@ -156,11 +163,18 @@ export class AssistantResponses {
         ...(continues === undefined ? {} : { venus: { continues } }),
       },
     });
-    const message = messageItem(item, 'in_progress');
+    const added = messageItem(item, 'in_progress', []);
+    const message = this.#deps.conversation.present(added);
     emit({ type: 'response.output_item.added', response_id: item.responseId, output_index: 0, item: message });
-    emit({ type: 'conversation.item.added', previous_item_id: null, item: message });
-    emit({ type: 'response.content_part.added', ...this.#where(item), part: { type: 'audio', transcript: '' } });
+    this.#deps.conversation.add(added);
+    const part = this.#present({ type: 'output_audio', transcript: '' });
+    emit({ type: 'response.content_part.added', ...this.#where(item), part });
     return item;
+  }
+
+  /** GA clients know the audio part as `output_audio`, beta clients as `audio`. */
+  #present(part: { type: 'output_audio'; transcript: string }) {
+    return presentContent(part, this.#deps.betaAliases?.() === false);
   }
 
   #where(item: AssistantItem) {
@@ -189,13 +203,10 @@ function responseObject(id: string, status: string) {
   };
 }
 
-function messageItem(item: AssistantItem, status: string) {
-  return {
-    id: item.itemId,
-    object: 'realtime.item',
-    type: 'message',
-    role: 'assistant',
-    status,
-    content: status === 'in_progress' ? [] : [{ type: 'audio', transcript: item.transcript }],
-  };
+function messageItem(
+  item: AssistantItem,
+  status: ConversationItem['status'],
+  content: ConversationItem['content'],
+): ConversationItem {
+  return { id: item.itemId, role: 'assistant', status, content };
 }

@@ -118,7 +118,7 @@ describe('RealtimeConnection: bad input is answered and the connection lives on'
     ['an unknown type', JSON.stringify({ type: 'bogus.event' }), 'unknown_event_type', undefined],
     [
       'an unsupported type',
-      JSON.stringify({ type: 'conversation.item.delete', item_id: 'x' }),
+      JSON.stringify({ type: 'transcription_session.update', session: {} }),
       'unsupported_feature',
       undefined,
     ],
@@ -413,6 +413,7 @@ describe('RealtimeConnection: timeline becomes server events', () => {
     expect(types).toEqual([
       'response.created',
       'response.output_item.added',
+      'conversation.item.created',
       'conversation.item.added',
       'response.content_part.added',
       'response.output_audio_transcript.delta',
@@ -459,6 +460,95 @@ describe('RealtimeConnection: timeline becomes server events', () => {
     expect(types).toContain('response.output_audio.delta');
     expect(types).toContain('response.output_audio_transcript.delta');
     expect(types.filter((t) => t.startsWith('response.audio'))).toEqual([]);
+  });
+
+  it('items chain in the order they enter the conversation, in GA names for a GA client', () => {
+    const { transport, send, push } = setup();
+    send({ type: 'session.update', session: { type: 'realtime' } });
+    transport.drain();
+    const userText = (id: string) => ({
+      type: 'conversation.item.create',
+      item: { id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+    });
+    send(userText('item_1'));
+    push(utterance('utt_1', 'started'));
+    push(assistantText('utt_1', 'Hello'));
+    push(assistantAudio('utt_1', 0));
+    push(utterance('utt_1', 'finished', 'completed'));
+    send(userText('item_2'));
+    expect(transport.ofType('conversation.item.created')).toEqual([]);
+    const added = transport.ofType('conversation.item.added');
+    expect(added.map((e) => [(e.item as { id: string }).id, e.previous_item_id])).toEqual([
+      ['item_1', null],
+      ['utt_1', 'item_1'],
+      ['item_2', 'utt_1'],
+    ]);
+    const done = transport.ofType('conversation.item.done');
+    expect(done.map((e) => [(e.item as { id: string }).id, e.previous_item_id])).toEqual([
+      ['item_1', null],
+      ['utt_1', 'item_1'],
+      ['item_2', 'utt_1'],
+    ]);
+    const output = (transport.ofType('response.done')[0]!.response as { output: unknown[] }).output;
+    expect(output).toEqual([expect.objectContaining({ content: [{ type: 'output_audio', transcript: 'Hello' }] })]);
+    expect(transport.ofType('response.content_part.added')[0]!.part).toEqual({ type: 'output_audio', transcript: '' });
+    expect(added[0]!.item).toMatchObject({ content: [{ type: 'input_text', text: 'hi' }] });
+  });
+
+  it('a beta client gets beta content names and conversation.item.created', () => {
+    const { transport, push } = setup();
+    push(utterance('utt_1', 'started'));
+    push(assistantText('utt_1', 'Hello'));
+    push(utterance('utt_1', 'finished', 'completed'));
+    expect(transport.ofType('conversation.item.created')).toHaveLength(1);
+    const output = (transport.ofType('response.done')[0]!.response as { output: unknown[] }).output;
+    expect(output).toEqual([expect.objectContaining({ content: [{ type: 'audio', transcript: 'Hello' }] })]);
+  });
+
+  it('conversation.item.retrieve answers the item as it stands; delete removes it from the chain', () => {
+    const { transport, send, push } = setup();
+    send({ type: 'session.update', session: { type: 'realtime' } });
+    push(utterance('utt_1', 'started'));
+    push(assistantText('utt_1', 'Hello'));
+    send({ type: 'conversation.item.delete', item_id: 'utt_1', event_id: 'ev_busy' });
+    expect(transport.ofType('error').at(-1)!.error).toMatchObject({ code: 'invalid_event', event_id: 'ev_busy' });
+    push(utterance('utt_1', 'finished', 'completed'));
+    transport.drain();
+    send({ type: 'conversation.item.retrieve', item_id: 'utt_1' });
+    expect(transport.ofType('conversation.item.retrieved')[0]!.item).toMatchObject({
+      id: 'utt_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_audio', transcript: 'Hello' }],
+    });
+    send({ type: 'conversation.item.retrieve', item_id: 'nope', event_id: 'ev_1' });
+    expect(transport.ofType('error')[0]!.error).toMatchObject({ code: 'wrong_session', param: 'item_id' });
+    send({ type: 'conversation.item.delete', item_id: 'utt_1' });
+    expect(transport.ofType('conversation.item.deleted')).toEqual([expect.objectContaining({ item_id: 'utt_1' })]);
+    expect(transport.ofType('venus.notice').at(-1)).toMatchObject({ code: 'item_deleted_from_view' });
+    send({
+      type: 'conversation.item.create',
+      item: { id: 'item_2', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+    });
+    expect(transport.ofType('conversation.item.added').at(-1)).toMatchObject({ previous_item_id: null });
+    send({ type: 'conversation.item.retrieve', item_id: 'utt_1' });
+    expect(transport.ofType('error').at(-1)!.error).toMatchObject({ code: 'wrong_session' });
+  });
+
+  it('an item placed anywhere but the end is refused: the model reads one append-only context', () => {
+    const { link, transport, send } = setup();
+    const create = (id: string, previous?: string) => ({
+      type: 'conversation.item.create',
+      ...(previous === undefined ? {} : { previous_item_id: previous }),
+      item: { id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+    });
+    send(create('item_1', 'root'));
+    send(create('item_2', 'item_1'));
+    send(create('item_3', 'item_1'));
+    expect(transport.ofType('error').map((e) => e.error)).toEqual([
+      expect.objectContaining({ code: 'unsupported_feature', param: 'previous_item_id' }),
+    ]);
+    expect(link.framesOf('text').map((f) => f.itemId)).toEqual(['item_1', 'item_2']);
   });
 
   it('sends audio as 8 kHz μ-law when the client asked for G.711', () => {
@@ -523,6 +613,30 @@ describe('RealtimeConnection: timeline becomes server events', () => {
       audio_end_ms: 900,
       item_id: transport.ofType('input_audio_buffer.speech_started')[0]!.item_id,
     });
+  });
+
+  it('COMPATIBILITY TRAP: a client cancel ends the response without inventing user speech', () => {
+    const { link, transport, send, push } = setup();
+    push(utterance('utt_1', 'started'));
+    push(assistantAudio('utt_1', 0));
+    transport.drain();
+    send({ type: 'response.cancel' });
+    expect(link.framesOf('cancel_response')).toHaveLength(1);
+    // The worker records the cancel as a discard of the utterance being spoken.
+    push(interruption('discard', 'utt_1'), 600);
+    push(utterance('utt_1', 'finished', 'discarded'));
+    const types = transport.types();
+    expect(types).not.toContain('input_audio_buffer.speech_started');
+    expect(types).not.toContain('input_audio_buffer.speech_stopped');
+    expect(transport.ofType('response.done')[0]!.response).toMatchObject({
+      status: 'cancelled',
+      status_details: { type: 'cancelled', reason: 'client_cancelled' },
+    });
+    // A later turn the runtime cuts for the user still gets the barge-in signal.
+    push(utterance('utt_2', 'started'));
+    push(assistantAudio('utt_2', 0));
+    push(interruption('discard', 'utt_2'), 900);
+    expect(transport.ofType('input_audio_buffer.speech_started')).toHaveLength(1);
   });
 
   it("an interruption with action 'continue' yields only venus events and the audio keeps flowing", () => {

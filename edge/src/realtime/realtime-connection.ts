@@ -15,6 +15,7 @@ import { AssistantResponses } from './assistant-responses.ts';
 import { parseClientEvent } from './client-event-parser.ts';
 import { appendedAudioBytes, userMessageText } from './client-input.ts';
 import type { Clock } from './clock.ts';
+import { type ConversationItem, ConversationItems } from './conversation-items.ts';
 import { EventIds, randomId } from './ids.ts';
 import type { OutboundEvent } from './outbound-event.ts';
 import { PlayoutEstimator } from './playout-estimator.ts';
@@ -68,6 +69,8 @@ export class RealtimeConnection {
   #gaClient = false;
   readonly #relay: TimelineRelay;
   readonly #userItems = new Set<string>();
+  /** User and assistant items in conversation order (previous_item_id chains, retrieve, delete). */
+  readonly #conversation: ConversationItems;
   readonly #eventIds = new EventIds();
   readonly #hooks: SessionHooks | undefined;
   readonly #initialSession: SessionSettings | undefined;
@@ -94,6 +97,7 @@ export class RealtimeConnection {
     this.#converter = new InputAudioConverter(this.#state.inputFormat);
     this.#encoder = new OutputAudioEncoder(this.#state.outputFormat);
     const emit = (event: OutboundEvent) => this.#emit(event);
+    this.#conversation = new ConversationItems({ emit, ga: () => this.#gaClient });
     this.#estimator = new PlayoutEstimator({
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       onAck: (utteranceId, playedMs) => {
@@ -112,6 +116,7 @@ export class RealtimeConnection {
       estimator: this.#estimator,
       encoder: () => this.#encoder,
       betaAliases: () => !this.#gaClient,
+      conversation: this.#conversation,
     });
     this.#relay = new TimelineRelay({ emit, responses: this.#responses, estimator: this.#estimator });
   }
@@ -138,6 +143,18 @@ export class RealtimeConnection {
     this.#error(error, null);
     this.#teardown();
     this.#transport.close(1013, closeReason(error.message));
+  }
+
+  /**
+   * The server ends a live session (its API key was revoked): one `error` event, the worker
+   * session closed, then the socket closed with `code` (1008, policy violation, by default).
+   */
+  end(error: ProtocolError, code = 1008): void {
+    if (this.#closed) return;
+    this.#error(error, null);
+    this.#teardown();
+    this.#send({ kind: 'close', session: this.sessionId, reason: error.message }, true);
+    this.#transport.close(code, closeReason(error.message));
   }
 
   /** One message from the client socket: a string for text frames, anything else is binary. */
@@ -197,6 +214,19 @@ export class RealtimeConnection {
         return this.#createItem(event);
       case 'conversation.item.truncate':
         return this.#truncate(event);
+      case 'conversation.item.retrieve':
+        return this.#conversation.retrieve(event.item_id);
+      case 'conversation.item.delete': {
+        const error = this.#conversation.delete(event.item_id);
+        if (error !== undefined) return error;
+        // Honest about the mapping: the model's context is append-only.
+        this.#emit({
+          type: 'venus.notice',
+          code: 'item_deleted_from_view',
+          message: `item ${event.item_id} left the conversation's items; the model's context keeps what it already read`,
+        });
+        return undefined;
+      }
       case 'response.create':
         this.#emit({
           type: 'venus.notice',
@@ -260,22 +290,39 @@ export class RealtimeConnection {
     if (this.#userItems.has(itemId) || this.#responses.item(itemId) !== undefined) {
       return { code: 'invalid_event', message: `item ${itemId} already exists`, param: 'item.id' };
     }
+    const placement = this.#checkPlacement(event.previous_item_id);
+    if (placement !== undefined) return placement;
     this.#rememberUserItem(itemId);
     this.#send({ kind: 'text', session: this.sessionId, itemId, text: text.value });
-    const item = {
+    const item: ConversationItem = {
       id: itemId,
-      object: 'realtime.item',
-      type: 'message',
       role: 'user',
       status: 'completed',
-      content: event.item.content,
+      content: event.item.content.map((part) =>
+        part.type === 'input_audio'
+          ? { type: 'input_audio', transcript: part.transcript ?? null }
+          : { type: 'input_text', text: part.text },
+      ),
     };
-    const previous = event.previous_item_id ?? null;
-    // Beta clients listen for `created`, GA clients for `added` then `done`.
-    for (const type of ['conversation.item.created', 'conversation.item.added', 'conversation.item.done']) {
-      this.#emit({ type, previous_item_id: previous, item });
-    }
+    // Beta clients also get `created` (ConversationItems decides); everyone gets `added` then `done`.
+    this.#conversation.add(item);
+    this.#conversation.done(itemId);
     return undefined;
+  }
+
+  /**
+   * A client may name where its item goes. The model reads the conversation in one append-only
+   * context, so only the end is a place it can take: anywhere else is refused, not misordered.
+   */
+  #checkPlacement(previous: string | null | undefined): ProtocolError | undefined {
+    const last = this.#conversation.lastId;
+    if (previous === undefined || previous === null || previous === last) return undefined;
+    if (previous === 'root' && last === null) return undefined;
+    return {
+      code: 'unsupported_feature',
+      message: `items are appended to the end of the conversation (after ${last ?? 'nothing'}); the model's context cannot take one after ${previous}`,
+      param: 'previous_item_id',
+    };
   }
 
   #truncate(event: EventOf<'conversation.item.truncate'>): ProtocolError | undefined {

@@ -188,15 +188,20 @@ export class TimelineRelay {
     });
     if (action === 'continue') return;
 
-    // The runtime gave the user the floor: now, and only now, the OpenAI barge-in signals.
     const targets = utteranceId === null ? responses.activeUtteranceIds() : [utteranceId];
-    if (!this.#userSpeaking) this.#speechStartedAtMs = event.atMs;
-    this.#speechStarted();
+    // The worker records a client's response.cancel as a discard too; the client stopped its own
+    // playback, and no user took the floor, so no speech_started is invented for it.
+    const clientCancel = targets.some((id) => responses.item(id)?.cancelRequested === true);
+    // The runtime gave the user the floor: now, and only now, the OpenAI barge-in signals.
+    if (!clientCancel) {
+      if (!this.#userSpeaking) this.#speechStartedAtMs = event.atMs;
+      this.#speechStarted();
+    }
     estimator.clear();
     const responseId = targets.map((id) => responses.item(id)?.responseId).find((id) => id !== undefined);
     emit({ type: 'output_audio_buffer.cleared', response_id: responseId ?? null });
     for (const id of targets) responses.finish(id, END_REASON[action]);
-    if (!this.#userSpeaking) this.#speechStopped(event.atMs);
+    if (!clientCancel && !this.#userSpeaking) this.#speechStopped(event.atMs);
   }
 
   /** The assistant holds the floor while a response streams or its audio is (by estimate) still playing. */
