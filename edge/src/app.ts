@@ -114,6 +114,7 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
     tenancy,
     openRealtime(transport, tenant, admission) {
       const sessionId = newSessionId();
+      let forgetKey: (() => void) | undefined;
       const hooks = new SessionMetering({
         tenant,
         sessionId,
@@ -121,6 +122,7 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
         meter: tenancy.meter,
         ...(tenancy.fleet === undefined ? {} : { fleet: tenancy.fleet }),
         inputAudio: inputAudioBucket(tenancy.inputAudio, tenancy.now),
+        onEnded: () => forgetKey?.(),
       });
       const connection = new RealtimeConnection({
         link: options.link,
@@ -145,6 +147,15 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
       }
       tenancy.meter.add(tenant, { sessions: 1 });
       connection.start();
+      const keyId = admission?.principal.keyId;
+      if (keyId !== undefined && !connection.closed) {
+        forgetKey = auth.sessions.add(keyId, {
+          get closed() {
+            return connection.closed;
+          },
+          end: (message) => connection.end({ code: 'unauthorized', message: `${message}: the session ends` }),
+        });
+      }
       return connection;
     },
   };

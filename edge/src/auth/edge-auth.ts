@@ -4,6 +4,7 @@ import { ClientTokens, isClientToken } from './client-token.ts';
 import { InMemoryKeyStore } from './in-memory-key-store.ts';
 import type { KeyStore } from './key-store.ts';
 import { KeyedHash } from './keyed-hash.ts';
+import { LiveKeySessions } from './live-key-sessions.ts';
 import type { Principal } from './principal.ts';
 import { SCOPES, SERVICE_SCOPES } from './scopes.ts';
 
@@ -26,6 +27,8 @@ export interface EdgeAuthOptions {
   requireCredentials?: boolean;
   /** Epoch milliseconds (tests pass a fake). */
   now?: () => number;
+  /** How often live sessions' keys are checked again (default 30 s): revocation on another edge. */
+  keyRecheckMs?: number;
 }
 
 /**
@@ -42,6 +45,8 @@ export class EdgeAuth {
   readonly keys: ApiKeys;
   readonly tokens: ClientTokens;
   readonly open: boolean;
+  /** Live realtime sessions by key: a revoked key's sessions end (see LiveKeySessions). */
+  readonly sessions: LiveKeySessions;
   /** Epoch milliseconds, the clock every expiry is measured by. */
   readonly now: () => number;
   readonly #store: KeyStore;
@@ -70,6 +75,10 @@ export class EdgeAuth {
     this.keys = new ApiKeys({ store: this.#store, hash: KeyedHash.create(secret, 'api-key-hash'), staticKeys, now });
     this.tokens = new ClientTokens(KeyedHash.create(secret, 'client-token'), now);
     this.open = staticKeys.length === 0 && options.requireCredentials !== true;
+    this.sessions = new LiveKeySessions({
+      isLive: (keyId) => this.isLive(keyId),
+      ...(options.keyRecheckMs === undefined ? {} : { recheckMs: options.keyRecheckMs }),
+    });
   }
 
   async authenticate(presented: string | undefined): Promise<Verified> {
@@ -78,7 +87,17 @@ export class EdgeAuth {
     return { ok: true, principal: OPEN_PRINCIPAL };
   }
 
+  /**
+   * Whether the key behind a credential may still be used. The open edge's own id has no key behind
+   * it and is good while the edge stays open.
+   */
+  isLive(keyId: string): ReturnType<ApiKeys['isLive']> {
+    if (keyId === OPEN_PRINCIPAL.keyId && this.open) return Promise.resolve({ ok: true });
+    return this.keys.isLive(keyId);
+  }
+
   close(): Promise<void> {
+    this.sessions.stop();
     return this.#store.close();
   }
 
@@ -90,10 +109,7 @@ export class EdgeAuth {
     const token = await this.tokens.check(presented);
     if (!token.ok) return token;
     // A token minted while the edge was open has no key behind it and is good only while it stays open.
-    const live =
-      token.claims.keyId === OPEN_PRINCIPAL.keyId && this.open
-        ? { ok: true as const }
-        : await this.keys.isLive(token.claims.keyId);
+    const live = await this.isLive(token.claims.keyId);
     if (!live.ok) return { ok: false, reason: live.reason, message: `client token: ${live.message}` };
     const { tenant, scopes, keyId } = token.claims;
     const settings =

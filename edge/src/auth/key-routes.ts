@@ -69,6 +69,8 @@ export function mountKeyRoutes(app: Hono<EdgeEnv>, auth: EdgeAuth): void {
     const found = await ownedKey(c, auth, c.get('principal'), c.req.param('id'));
     if (!found.ok) return found.response;
     const record = await auth.keys.revoke(found.record.id);
+    // Its live sessions on this edge end now; other edges' at their next re-check (LiveKeySessions).
+    auth.sessions.endKey(found.record.id, `API key ${found.record.id} was revoked`);
     return c.json({ ...keyView(record ?? found.record), object: 'api_key.deleted', deleted: true });
   });
 
@@ -122,6 +124,8 @@ async function ownedKey(c: Context, auth: EdgeAuth, principal: Principal, id: st
   }
   const self = principal.kind === 'api_key' && principal.keyId === id;
   if (self || (hasScope(principal, 'admin') && mayActOn(principal, record.tenant))) return { ok: true, record };
+  // Another tenant's key is answered exactly as one that does not exist: a 403 would confirm it does.
+  if (!mayActOn(principal, record.tenant)) return { ok: false, response: notFound(c, id) };
   return { ok: false, response: forbidden(c, `this credential cannot manage key ${id}`) };
 }
 

@@ -157,6 +157,18 @@ export class RealtimeConnection {
     this.#transport.close(code, closeReason(error.message));
   }
 
+  /**
+   * The server ends a live session (its API key was revoked): one `error` event, the worker
+   * session closed, then the socket closed with `code` (1008, policy violation, by default).
+   */
+  end(error: ProtocolError, code = 1008): void {
+    if (this.#closed) return;
+    this.#error(error, null);
+    this.#teardown();
+    this.#send({ kind: 'close', session: this.sessionId, reason: error.message }, true);
+    this.#transport.close(code, closeReason(error.message));
+  }
+
   /** One message from the client socket: a string for text frames, anything else is binary. */
   handleMessage(data: unknown): void {
     if (this.#closed) return;

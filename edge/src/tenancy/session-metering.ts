@@ -14,6 +14,8 @@ export interface SessionMeteringOptions {
   fleet?: FleetQuotas;
   /** This session's own input budget in audio ms (inputAudioBucket); none: only the tenant's limits. */
   inputAudio?: TokenBucket;
+  /** Called once when the session ends, after its slots are given back. */
+  onEnded?: () => void;
 }
 
 /**
@@ -91,6 +93,7 @@ export class SessionMetering implements SessionHooks {
     this.#ended = true;
     this.#options.quotas.closeSession(this.#options.sessionId);
     this.#options.fleet?.releaseSession(this.#options.sessionId);
+    this.#options.onEnded?.();
   }
 }
 

@@ -30,9 +30,9 @@ export function admitRealtime(tenancy: Tenancy): MiddlewareHandler<EdgeEnv> {
     const callId = c.req.query('call_id');
     if (callId !== undefined) {
       const owner = tenancy.quotas.ownerOf(callId);
-      if (owner === undefined) return httpError(c, 404, 'wrong_session', `no live session ${callId}`);
-      if (!mayActOn(principal, owner)) {
-        return httpError(c, 403, 'forbidden', `session ${callId} belongs to another tenant`);
+      // Another tenant's session is answered exactly as one that does not exist (a 403 would confirm it).
+      if (owner === undefined || !mayActOn(principal, owner)) {
+        return httpError(c, 404, 'wrong_session', `no live session ${callId}`);
       }
       return httpError(c, 400, 'unsupported_feature', 'attaching to a live session (call_id) is not supported');
     }
