@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * Deployed modules that misbehave in every way we know of. Each must fail its own invocation with
  * a clear code, and the platform must go on serving the next one.
  */
-const sandbox = new ModuleSandbox({ maxThreads: 4, warm: 1 });
+// Its fetch probes call a loopback test server, which only an operator's VENUS_FUNCTIONS_ALLOW_PRIVATE=1
+// allows; the refusal itself is tested in sandbox-hardening.test.ts.
+const sandbox = new ModuleSandbox({ maxThreads: 4, warm: 1, fetch: globalThis.fetch });
 const catalog = new FunctionPlatform({ store: new MemoryFunctionStore(), sandbox });
 let server: Server;
 let granted: string;

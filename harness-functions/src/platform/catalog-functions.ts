@@ -52,10 +52,15 @@ export function catalogFunction(
       }
       if (!result.ok) {
         const code = result.error?.code;
+        // An Error as cause, so the delegation's failure reason names what was wrong
+        // ("invalid_output: the reply is nested deeper than 64 levels"), not only that it failed.
+        const cause = Object.assign(new Error(`${code ?? 'function_error'}: ${result.error?.message ?? 'failed'}`), {
+          code,
+        });
         throw new VenusError(
           code !== undefined && TIMEOUT_CODES.has(code) ? 'function_timeout' : 'function_failed',
           `the ${spec.name.replaceAll('_', ' ')} function failed`,
-          { cause: result.error },
+          { cause },
         );
       }
       return { data: result.data ?? null, speech: result.speech };

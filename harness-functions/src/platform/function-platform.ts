@@ -20,6 +20,7 @@ import {
 } from '@venus/protocol';
 import { z } from 'zod';
 import { type FunctionReply, parseReply } from './function-reply.ts';
+import { egressFetch } from './http/egress-guard.ts';
 import { HttpFunctionInvoker, type HttpInvokerOptions } from './http/http-function-invoker.ts';
 import type { LocalWorkerRuntime } from './local-worker-runtime.ts';
 import { parametersValidator } from './parameters-validator.ts';
@@ -29,7 +30,11 @@ import type { FunctionStore, StoredVersion } from './store/function-store.ts';
 
 export interface FunctionPlatformOptions {
   store: FunctionStore;
-  /** A sandbox to share, or options for the one the platform owns. */
+  /**
+   * A sandbox to share, or options for the one the platform owns. The owned sandbox's module
+   * `fetch` goes through the same egress connector as HTTP functions (`http.allowPrivateNetworks`
+   * decides for both); a shared sandbox brings its own (by default the private-address guard).
+   */
   sandbox?: ModuleSandbox | SandboxPoolOptions;
   http?: HttpInvokerOptions;
   /** Local runs of `cloudflare-worker` functions (see loadMiniflareRuntime); without it they need a `url`. */
@@ -63,8 +68,12 @@ export class FunctionPlatform implements FunctionsCatalog {
   constructor(options: FunctionPlatformOptions) {
     this.#store = options.store;
     this.#ownsSandbox = !(options.sandbox instanceof ModuleSandbox);
-    this.#sandbox = options.sandbox instanceof ModuleSandbox ? options.sandbox : new ModuleSandbox(options.sandbox);
-    this.#httpOptions = options.http ?? {};
+    const egress = egressFetch(options.http);
+    this.#sandbox =
+      options.sandbox instanceof ModuleSandbox
+        ? options.sandbox
+        : new ModuleSandbox({ fetch: egress, ...options.sandbox });
+    this.#httpOptions = { fetch: egress, ...options.http };
     this.#http = new HttpFunctionInvoker(this.#httpOptions);
     this.#workers = options.workers ?? null;
     this.#now = options.now ?? Date.now;
@@ -279,7 +288,15 @@ export class FunctionPlatform implements FunctionsCatalog {
           },
         };
       }
-      return parseReply(JSON.parse(outcome.value), { strict: false });
+      // The sandbox thread has already refused anything not JSON, too deep or too large; a reply
+      // that still does not parse is refused the same way rather than thrown as internal_error.
+      let value: unknown;
+      try {
+        value = JSON.parse(outcome.value);
+      } catch {
+        return { ok: false, error: { code: 'invalid_output', message: 'the reply is not JSON' } };
+      }
+      return parseReply(value, { strict: false });
     }
 
     let url = kind.url;

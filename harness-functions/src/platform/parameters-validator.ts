@@ -1,11 +1,16 @@
 import { type FunctionParameters, type Parameter, VenusError } from '@venus/protocol';
+import { RE2JS } from 're2js';
 import { z } from 'zod';
 
 /**
  * Turns a deployed function's JSON Schema (the subset `ParametersSchema` admits) into a zod schema
  * that validates its arguments: what the platform checks before an invocation, and what the router
  * checks after extracting arguments from plain language. Throws `invalid_arguments` for a schema
- * that parses but cannot be honoured (a bad regular expression, min above max).
+ * that parses but cannot be honoured (a bad regular expression, min above max). Patterns are
+ * tenants' regular expressions run on the thread that serves every session, so they run on RE2
+ * (re2js: linear time, no backtracking) and never on V8's backtracking engine: `^(a+)+$` against
+ * 64 KB costs milliseconds, not years. RE2 has no backreferences or lookaround; a pattern that needs
+ * them is refused at deploy.
  *
  * @example
  *   const args = parametersValidator({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'],
@@ -37,7 +42,11 @@ function parameterValidator(name: string, parameter: Parameter): z.ZodType {
         checkRange(name, parameter.minLength, parameter.maxLength);
         if (parameter.minLength !== undefined) text = text.min(parameter.minLength);
         if (parameter.maxLength !== undefined) text = text.max(parameter.maxLength);
-        if (parameter.pattern !== undefined) text = text.regex(compilePattern(name, parameter.pattern));
+        if (parameter.pattern !== undefined) {
+          const pattern = compilePattern(name, parameter.pattern);
+          // JSON Schema patterns are unanchored searches, as RE2's test().
+          text = text.refine((value) => pattern.test(value), `must match the pattern ${parameter.pattern}`);
+        }
         schema = withFormat(text, parameter.format);
       }
       return parameter.default === undefined ? schema : schema.default(parameter.default);
@@ -85,12 +94,22 @@ function checkRange(name: string, min: number | undefined, max: number | undefin
   }
 }
 
-function compilePattern(name: string, pattern: string): RegExp {
+function compilePattern(name: string, pattern: string): RE2JS {
   try {
-    return new RegExp(pattern, 'u');
+    // A valid ECMAScript pattern is what JSON Schema means; compiling one runs nothing.
+    new RegExp(pattern, 'u');
   } catch (error) {
     throw new VenusError('invalid_arguments', `parameters.${name}.pattern is not a valid regular expression`, {
       cause: error,
     });
+  }
+  try {
+    return RE2JS.compile(RE2JS.translateRegExp(pattern));
+  } catch (error) {
+    throw new VenusError(
+      'invalid_arguments',
+      `parameters.${name}.pattern needs backtracking (a backreference or lookaround), which this platform does not run: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
 }

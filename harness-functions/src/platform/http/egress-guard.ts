@@ -46,6 +46,14 @@ export class EgressRefusedError extends Error {
   readonly code = 'EGRESS_REFUSED';
 }
 
+/** The egress refusal somewhere in an error's cause chain (fetch wraps it in a TypeError, undici in more). */
+export function egressRefusal(error: unknown): EgressRefusedError | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof EgressRefusedError) return e;
+  }
+  return undefined;
+}
+
 /** dns.lookup that refuses names resolving to any private address (the connector's hook). */
 const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
@@ -86,4 +94,13 @@ export function publicOnlyFetch(): typeof fetch {
     }
     return undiciFetch(url, { ...(init as object), dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
   }) as unknown as typeof fetch;
+}
+
+/**
+ * The one egress connector of the functions platform: HTTP functions and module functions' `fetch`
+ * both use it, so a private-address refusal cannot be missing on one path. `allowPrivateNetworks`
+ * is the operator's VENUS_FUNCTIONS_ALLOW_PRIVATE=1.
+ */
+export function egressFetch(options: { allowPrivateNetworks?: boolean } = {}): typeof fetch {
+  return options.allowPrivateNetworks === true ? globalThis.fetch : publicOnlyFetch();
 }

@@ -2,7 +2,7 @@ import { FUNCTIONS_LIMITS, type FunctionReplySchema, type InvocationError } from
 import type { z } from 'zod';
 import { abortableSleep } from '../../abortable.ts';
 import { parseReply } from '../function-reply.ts';
-import { EgressRefusedError, publicOnlyFetch } from './egress-guard.ts';
+import { egressFetch, egressRefusal } from './egress-guard.ts';
 import { SIGNATURE_HEADER, signVenusRequest, TIMESTAMP_HEADER } from './request-signature.ts';
 
 export interface HttpInvokerOptions {
@@ -59,7 +59,7 @@ export class HttpFunctionInvoker {
   readonly #random: () => number;
 
   constructor(options: HttpInvokerOptions = {}) {
-    this.#fetch = options.fetch ?? (options.allowPrivateNetworks === true ? globalThis.fetch : publicOnlyFetch());
+    this.#fetch = options.fetch ?? egressFetch(options);
     this.#backoffBaseMs = options.backoffBaseMs ?? 200;
     this.#backoffMaxMs = options.backoffMaxMs ?? 5000;
     this.#random = options.random ?? Math.random;
@@ -193,12 +193,4 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The egress refusal somewhere in an error's cause chain. */
-function egressRefusal(error: unknown): EgressRefusedError | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (e instanceof EgressRefusedError) return e;
-  }
-  return undefined;
 }

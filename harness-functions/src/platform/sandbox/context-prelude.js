@@ -161,34 +161,108 @@
     deny(name);
   }
 
-  // Array buffers live outside the V8 heap, so the worker's heap limit does not see them: every
-  // allocation through ArrayBuffer or a typed array constructor draws on a per-invocation budget.
+  // Array buffers live outside the V8 heap, so the worker's heap limit does not see them (measured:
+  // twenty 50 MB buffers fit in a 64 MB-heap worker). Every way to make a new buffer draws on a
+  // per-invocation budget: the constructors, and the built-in methods that allocate a fresh buffer
+  // through the realm's own intrinsics (ArrayBuffer.prototype.slice, %TypedArray%.prototype.slice,
+  // map, filter, ... when `constructor` is unset, species falls back to the unwrapped intrinsic).
+  // Each buffer is charged once, when it first appears; the engine-side check in the worker
+  // (external memory after every bridge call) catches whatever this layer misses.
+  // Everything the charging path calls is captured here, so deployed code that replaces
+  // Reflect.apply, WeakSet.prototype.has or a byteLength getter cannot make a buffer look free.
+  const apply = Reflect.apply;
+  const construct = Reflect.construct;
+  const defineProperty = Object.defineProperty;
+  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const toNumber = Number;
+  const charged = new WeakSet();
+  const weakHas = WeakSet.prototype.has;
+  const weakAdd = WeakSet.prototype.add;
+  const OriginalArrayBuffer = ArrayBuffer;
+  const getter = (object, name) => getOwnPropertyDescriptor(object, name)?.get;
+  const abByteLength = getter(OriginalArrayBuffer.prototype, 'byteLength');
+  const abMaxByteLength = getter(OriginalArrayBuffer.prototype, 'maxByteLength');
+  const abResizable = getter(OriginalArrayBuffer.prototype, 'resizable');
+  const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
+  const taBuffer = getter(TypedArrayPrototype, 'buffer');
+  const taByteLength = getter(TypedArrayPrototype, 'byteLength');
+
   let budget = config.arrayBufferBytes;
-  const charge = (bytes) => {
-    if (!(bytes >= 0) || bytes > budget) {
-      throw new MemoryLimitError(`array buffer allocation of ${bytes} bytes exceeds the function's memory limit`);
+  const limitError = (bytes) =>
+    new MemoryLimitError(`array buffer allocation of ${bytes} bytes exceeds the function's memory limit`);
+  /** Refuses before allocating when the size is known up front. */
+  const precheck = (bytes) => {
+    if (!(bytes >= 0) || bytes > budget) throw limitError(bytes);
+  };
+  const chargeBuffer = (buffer) => {
+    if (apply(weakHas, charged, [buffer])) return;
+    apply(weakAdd, charged, [buffer]);
+    const bytes =
+      abResizable !== undefined && apply(abResizable, buffer, [])
+        ? apply(abMaxByteLength, buffer, [])
+        : apply(abByteLength, buffer, []);
+    if (bytes > budget) {
+      budget = 0;
+      throw limitError(bytes);
     }
     budget -= bytes;
   };
-  const OriginalArrayBuffer = ArrayBuffer;
-  const wrapConstructor = (Original, bytesFor) => {
+  const chargeView = (view) => chargeBuffer(apply(taBuffer, view, []));
+  // Built-in attributes (writable, configurable): replacing a wrapper only loses the original.
+  const replace = (object, name, value) =>
+    defineProperty(object, name, { value, writable: true, configurable: true, enumerable: false });
+
+  const wrapConstructor = (Original, bytesFor, chargeResult) => {
     const wrapped = new Proxy(Original, {
       construct(target, args, newTarget) {
-        charge(bytesFor(args, target));
-        return Reflect.construct(target, args, newTarget === wrapped ? target : newTarget);
+        precheck(bytesFor(args, target));
+        const made = construct(target, args, newTarget === wrapped ? target : newTarget);
+        chargeResult(made);
+        return made;
       },
       apply(target) {
         throw new TypeError(`Constructor ${target.name} requires 'new'`);
       },
     });
-    Object.defineProperty(Original.prototype, 'constructor', { value: wrapped, writable: true, configurable: true });
-    Object.defineProperty(g, Original.name, { value: wrapped, writable: true, configurable: true, enumerable: false });
+    replace(Original.prototype, 'constructor', wrapped);
+    defineProperty(g, Original.name, { value: wrapped, writable: true, configurable: true, enumerable: false });
   };
-  wrapConstructor(OriginalArrayBuffer, (args) => {
-    const length = Number(args[0]) || 0;
-    const max = args[1] !== null && typeof args[1] === 'object' ? Number(args[1].maxByteLength) || 0 : 0;
-    return Math.max(length, max);
-  });
+  /** A built-in that may return a fresh buffer (or a view of one): charged after, bounded before. */
+  const wrapMethod = (object, name, boundFor, chargeResult) => {
+    const original = object[name];
+    if (typeof original !== 'function') return;
+    const wrapped = {
+      [name](...args) {
+        precheck(boundFor(this));
+        const made = apply(original, this, args);
+        chargeResult(made);
+        return made;
+      },
+    }[name];
+    replace(object, name, wrapped);
+  };
+
+  wrapConstructor(
+    OriginalArrayBuffer,
+    (args) => {
+      const length = toNumber(args[0]) || 0;
+      const max = args[1] !== null && typeof args[1] === 'object' ? toNumber(args[1].maxByteLength) || 0 : 0;
+      // biome-ignore lint/complexity/useMathMinMax: deployed code can replace Math.max; this must not call it
+      return length > max ? length : max;
+    },
+    chargeBuffer,
+  );
+  const ownBytes = (buffer) => {
+    try {
+      return apply(abByteLength, buffer, []);
+    } catch {
+      return 0; // not an ArrayBuffer: the built-in throws its own TypeError
+    }
+  };
+  for (const name of ['slice', 'transfer', 'transferToFixedLength']) {
+    wrapMethod(OriginalArrayBuffer.prototype, name, ownBytes, chargeBuffer);
+  }
   const typedArrays = [
     Int8Array,
     Uint8Array,
@@ -203,14 +277,87 @@
     BigUint64Array,
   ];
   for (const TypedArray of typedArrays) {
-    wrapConstructor(TypedArray, (args, target) => {
-      const first = args[0];
-      if (first instanceof OriginalArrayBuffer) return 0; // a view over memory already charged
-      if (typeof first === 'number') return first * target.BYTES_PER_ELEMENT;
-      if (first !== null && typeof first === 'object') return (Number(first.length) || 0) * target.BYTES_PER_ELEMENT;
-      return 0;
-    });
+    wrapConstructor(
+      TypedArray,
+      (args, target) => {
+        const first = args[0];
+        if (typeof first === 'number') return first * target.BYTES_PER_ELEMENT;
+        if (first !== null && typeof first === 'object') {
+          if (apply(weakHas, charged, [first])) return 0; // a view over memory already charged
+          const length = toNumber(first.length) || 0;
+          return length * target.BYTES_PER_ELEMENT;
+        }
+        return 0;
+      },
+      chargeView,
+    );
   }
+  const viewBytes = (view) => {
+    try {
+      return apply(taByteLength, view, []);
+    } catch {
+      return 0;
+    }
+  };
+  // Same-type results are at most as large as the source; a species constructor of another type
+  // is one of the wrapped constructors above and precharges itself.
+  for (const name of ['slice', 'map', 'filter', 'subarray', 'toReversed', 'toSorted', 'with']) {
+    wrapMethod(TypedArrayPrototype, name, viewBytes, chargeView);
+  }
+  const TypedArray = getPrototypeOf(Uint8Array);
+  for (const name of ['from', 'of']) wrapMethod(TypedArray, name, () => 0, chargeView);
+
+  // The reply is serialised here, inside the sandbox thread, and refused here if it is not plain
+  // JSON, too deep or too large: a function, a Symbol or a 5,000-deep object must fail this
+  // invocation with a code, not break a JSON.parse or a relay frame on the main thread later, and a
+  // 150 MB string must never be copied out of the thread. The worker checks size and depth of
+  // the text again (this code shares a realm with the deployed code, whose globals it can change).
+  const stringify = JSON.stringify;
+  const parents = new WeakMap();
+  const weakGet = WeakMap.prototype.get;
+  const weakSet = WeakMap.prototype.set;
+  const pathOf = (holder, key) => {
+    const keys = [key];
+    for (let at = holder, i = 0; at !== undefined && i < 100; i++) {
+      const link = apply(weakGet, parents, [at]);
+      if (link === undefined) break;
+      keys.push(link.key);
+      at = link.holder;
+    }
+    let path = 'reply';
+    for (let i = keys.length - 1; i >= 0; i--) if (keys[i] !== '') path += `.${keys[i]}`;
+    return path;
+  };
+  class OutputError extends Error {}
+  const serialise = (value) => {
+    if (typeof value === 'string' && value.length > config.maxOutputBytes) {
+      throw new OutputError(`the reply is larger than ${config.maxOutputBytes} bytes`);
+    }
+    let estimate = 0;
+    const json = stringify(value, function replacer(key, item) {
+      const kind = typeof item;
+      if (kind === 'function' || kind === 'symbol' || kind === 'bigint') {
+        throw new OutputError(`the reply is not JSON: ${pathOf(this, key)} is a ${kind}`);
+      }
+      if (kind === 'string') estimate += item.length;
+      estimate += key.length + 4;
+      if (estimate > config.maxOutputBytes) {
+        throw new OutputError(`the reply is larger than ${config.maxOutputBytes} bytes`);
+      }
+      if (item !== null && kind === 'object') {
+        const holderLink = apply(weakGet, parents, [this]);
+        const depth = (holderLink?.depth ?? 0) + 1;
+        if (depth > config.maxOutputDepth) {
+          throw new OutputError(
+            `the reply is nested deeper than ${config.maxOutputDepth} levels (at ${pathOf(this, key)})`,
+          );
+        }
+        apply(weakSet, parents, [item, { holder: this, key, depth }]);
+      }
+      return item;
+    });
+    return json === undefined ? 'null' : json;
+  };
 
   let finished = false;
   const finish = (ok, value) => {
@@ -222,12 +369,10 @@
     }
     let json;
     try {
-      json = JSON.stringify(value === undefined ? null : value);
+      json = serialise(value === undefined ? null : value);
     } catch (error) {
-      call(
-        'fail',
-        JSON.stringify({ code: 'invalid_output', message: clip(`the reply is not JSON: ${format(error)}`) }),
-      );
+      const message = error instanceof OutputError ? error.message : `the reply is not JSON: ${format(error)}`;
+      call('fail', stringify({ code: 'invalid_output', message: clip(message) }));
       return;
     }
     call('done', json);

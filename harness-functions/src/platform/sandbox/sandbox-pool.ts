@@ -1,8 +1,14 @@
-import { SandboxThread } from './sandbox-thread.ts';
+import { SandboxThread, type SandboxThreadOptions } from './sandbox-thread.ts';
 
 export interface SandboxPoolOptions {
   /** Threads alive at once, busy or idle (default 8); further jobs wait. */
   maxThreads?: number;
+  /**
+   * Threads one tenant may hold busy at once (default half of maxThreads, at least 1). A tenant at
+   * its share waits for its own threads; the rest of the pool stays free for other tenants, so one
+   * tenant's slow or stuck invocations never queue anyone else's.
+   */
+  maxThreadsPerTenant?: number;
   /** Fresh threads kept started for this heap size, so the first job of a tenant does not wait (default 1). */
   warm?: number;
   /** Heap size the warm threads get (default 64 MB, the default function limit). */
@@ -12,6 +18,8 @@ export interface SandboxPoolOptions {
   /** An idle thread is stopped after this long unused (default 30 s). */
   idleMs?: number;
   stackSizeMb?: number;
+  /** What deployed code's fetch goes through (default: the platform's egress guard); see SandboxThreadOptions. */
+  fetch?: typeof fetch;
 }
 
 interface Idle {
@@ -29,7 +37,9 @@ interface Waiter {
 /**
  * Started sandbox threads, reused per tenant. A thread that has run one tenant's code only ever
  * runs that tenant's code again, so leftovers of a job (a stray microtask loop, a warmed JIT) can
- * only hurt the tenant that left them; fresh threads are kept warm for whoever comes next.
+ * only hurt the tenant that left them; fresh threads are kept warm for whoever comes next. Each
+ * tenant holds at most `maxThreadsPerTenant` busy threads; waiters are served in order, skipping
+ * tenants at their share.
  *
  * @example
  *   const pool = new SandboxPool({ maxThreads: 4 });
@@ -42,7 +52,10 @@ export class SandboxPool {
   readonly #warmMemoryMb: number;
   readonly #maxIdlePerTenant: number;
   readonly #idleMs: number;
-  readonly #stackSizeMb: number | undefined;
+  readonly #maxPerTenant: number;
+  readonly #threadOptions: SandboxThreadOptions;
+  /** Busy threads per tenant (acquired, not yet released). */
+  readonly #held = new Map<string, number>();
   readonly #threads = new Set<SandboxThread>();
   /** Never used: any tenant may take them. Keyed by heap size. */
   readonly #fresh = new Map<number, SandboxThread[]>();
@@ -57,7 +70,11 @@ export class SandboxPool {
     this.#warmMemoryMb = options.warmMemoryMb ?? 64;
     this.#maxIdlePerTenant = Math.max(0, options.maxIdlePerTenant ?? 2);
     this.#idleMs = options.idleMs ?? 30_000;
-    this.#stackSizeMb = options.stackSizeMb;
+    this.#maxPerTenant = Math.max(1, options.maxThreadsPerTenant ?? Math.floor(this.#maxThreads / 2));
+    this.#threadOptions = {
+      ...(options.stackSizeMb === undefined ? {} : { stackSizeMb: options.stackSizeMb }),
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    };
     this.#topUpWarm();
   }
 
@@ -65,26 +82,36 @@ export class SandboxPool {
     return this.#threads.size;
   }
 
+  /** Threads `tenant` holds busy now. */
+  heldBy(tenant: string): number {
+    return this.#held.get(tenant) ?? 0;
+  }
+
+  /** Every acquire is paired with one release, also when it rejects after its slot was counted. */
   async acquire(tenant: string, memoryMb: number): Promise<SandboxThread> {
     if (this.#closed) throw new Error('the sandbox pool is closed');
     const thread = this.#take(tenant, memoryMb);
-    if (thread !== undefined) return this.#whenReady(thread, memoryMb);
+    if (thread !== undefined) return this.#whenReady(thread, tenant, memoryMb);
     return new Promise<SandboxThread>((resolve, reject) => {
       this.#waiters.push({ tenant, memoryMb, resolve, reject });
-    }).then((next) => this.#whenReady(next, memoryMb));
+    }).then((next) => this.#whenReady(next, tenant, memoryMb));
   }
 
   /** Hands a thread back after a job; a dead thread is simply forgotten. */
   release(thread: SandboxThread, tenant: string): void {
     if (!thread.alive || this.#closed) {
+      this.#unhold(tenant);
       this.#forget(thread);
+      this.#serveWaiters();
       return;
     }
     const waiter = this.#waiters.findIndex((w) => w.tenant === tenant && w.memoryMb === thread.memoryMb);
     if (waiter >= 0) {
+      // Straight to the same tenant's next job: its count of held threads does not change.
       this.#waiters.splice(waiter, 1)[0]!.resolve(thread);
       return;
     }
+    this.#unhold(tenant);
     const key = idleKey(tenant, thread.memoryMb);
     const idle = this.#idle.get(key) ?? [];
     if (idle.length >= this.#maxIdlePerTenant) {
@@ -114,7 +141,21 @@ export class SandboxPool {
     this.#threads.clear();
   }
 
+  #unhold(tenant: string): void {
+    const held = this.heldBy(tenant) - 1;
+    if (held > 0) this.#held.set(tenant, held);
+    else this.#held.delete(tenant);
+  }
+
+  /** A thread for `tenant` now, counted as held by it, or undefined (pool full or tenant at its share). */
   #take(tenant: string, memoryMb: number): SandboxThread | undefined {
+    if (this.heldBy(tenant) >= this.#maxPerTenant) return undefined;
+    const thread = this.#find(tenant, memoryMb);
+    if (thread !== undefined) this.#held.set(tenant, this.heldBy(tenant) + 1);
+    return thread;
+  }
+
+  #find(tenant: string, memoryMb: number): SandboxThread | undefined {
     const idle = this.#idle.get(idleKey(tenant, memoryMb));
     while (idle && idle.length > 0) {
       const entry = idle.pop()!;
@@ -134,7 +175,7 @@ export class SandboxPool {
     return undefined;
   }
 
-  async #whenReady(thread: SandboxThread, memoryMb: number): Promise<SandboxThread> {
+  async #whenReady(thread: SandboxThread, tenant: string, memoryMb: number): Promise<SandboxThread> {
     try {
       await thread.ready;
       return thread;
@@ -142,16 +183,20 @@ export class SandboxPool {
       this.#forget(thread);
       // A thread that could not start is replaced once; a second failure is a real problem.
       const replacement = this.#spawn(memoryMb);
-      await replacement.ready;
+      try {
+        await replacement.ready;
+      } catch (error) {
+        this.#forget(replacement);
+        this.#unhold(tenant);
+        this.#serveWaiters();
+        throw error;
+      }
       return replacement;
     }
   }
 
   #spawn(memoryMb: number): SandboxThread {
-    const thread = new SandboxThread(
-      memoryMb,
-      this.#stackSizeMb === undefined ? {} : { stackSizeMb: this.#stackSizeMb },
-    );
+    const thread = new SandboxThread(memoryMb, this.#threadOptions);
     this.#threads.add(thread);
     thread.onExit(() => {
       this.#forget(thread);

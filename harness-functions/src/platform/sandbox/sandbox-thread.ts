@@ -1,5 +1,13 @@
 import { Worker } from 'node:worker_threads';
-import type { InvocationError } from '@venus/protocol';
+import { FUNCTIONS_LIMITS, type InvocationError } from '@venus/protocol';
+import { egressFetch } from '../http/egress-guard.ts';
+import { type SandboxFetchRequest, sandboxFetch } from './sandbox-egress.ts';
+
+/**
+ * How deep a reply may nest: far more than any result a voice assistant speaks from, far less than
+ * what breaks a recursive JSON.stringify on a thread with a default stack (a relay frame, a log).
+ */
+export const MAX_OUTPUT_DEPTH = 64;
 
 /** What the worker thread runs: `invoke` calls the function, `check` loads it, `parse` only compiles. */
 export interface SandboxJob {
@@ -11,6 +19,8 @@ export interface SandboxJob {
   env: Record<string, string>;
   grants: { fetch: string[] };
   limits: { cpuMs: number; memoryMb: number };
+  /** Bounds on the reply, enforced inside the thread (default: FUNCTIONS_LIMITS.maxOutputBytes, MAX_OUTPUT_DEPTH). */
+  output?: { maxBytes: number; maxDepth: number };
   meta: { functionName: string; version: number; workId: string; session: string };
   /** Epoch ms; what `ctx.remainingMs()` counts down to. */
   deadlineAt: number;
@@ -23,7 +33,9 @@ export type SandboxOutcome =
 type WorkerMessage =
   | { type: 'ready' }
   | { type: 'log'; id: number; line: string }
-  | ({ type: 'result'; id: number; cpuMs: number } & (
+  | { type: 'fetch'; id: number; op: number; request: SandboxFetchRequest }
+  | { type: 'fetch-abort'; id: number; op: number }
+  | ({ type: 'result'; id: number; cpuMs: number; retire?: boolean } & (
       | { ok: true; value: string }
       | { ok: false; error: InvocationError }
     ));
@@ -37,6 +49,17 @@ interface Running {
   timer: ReturnType<typeof setTimeout>;
   onAbort?: () => void;
   signal?: AbortSignal;
+  /** The job's fetches in flight on this side, by the sandbox's op id. */
+  fetches: Map<number, AbortController>;
+}
+
+export interface SandboxThreadOptions {
+  stackSizeMb?: number;
+  /**
+   * What deployed code's `fetch` goes through (default: the platform's egress guard, egressFetch(),
+   * which refuses private, loopback and link-local addresses).
+   */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -57,9 +80,11 @@ export class SandboxThread {
   #running: Running | undefined;
   #alive = true;
   #exitListeners = new Set<() => void>();
+  readonly #fetch: typeof fetch;
 
-  constructor(memoryMb: number, options: { stackSizeMb?: number } = {}) {
+  constructor(memoryMb: number, options: SandboxThreadOptions = {}) {
     this.memoryMb = memoryMb;
+    this.#fetch = options.fetch ?? egressFetch();
     this.#worker = new Worker(WORKER_URL, {
       env: {},
       execArgv: ['--experimental-vm-modules', '--no-warnings'],
@@ -113,6 +138,7 @@ export class SandboxThread {
         job,
         logs: [],
         resolve,
+        fetches: new Map(),
         timer: setTimeout(() => {
           this.#kill({
             code: 'wall_timeout',
@@ -132,7 +158,8 @@ export class SandboxThread {
         signal.addEventListener('abort', running.onAbort, { once: true });
       }
       this.#running = running;
-      this.#worker.postMessage({ type: 'job', job });
+      const output = job.output ?? { maxBytes: FUNCTIONS_LIMITS.maxOutputBytes, maxDepth: MAX_OUTPUT_DEPTH };
+      this.#worker.postMessage({ type: 'job', job: { ...job, output } });
     });
   }
 
@@ -148,11 +175,31 @@ export class SandboxThread {
       running.logs.push(message.line);
       return;
     }
+    if (message.type === 'fetch') {
+      this.#startFetch(running, message.op, message.request);
+      return;
+    }
+    if (message.type === 'fetch-abort') {
+      running.fetches.get(message.op)?.abort();
+      running.fetches.delete(message.op);
+      return;
+    }
+    if (message.retire === true) this.#alive = false;
     this.#settle(
       message.ok
         ? { ok: true, value: message.value, logs: running.logs, cpuMs: message.cpuMs }
         : { ok: false, error: message.error, logs: running.logs, cpuMs: message.cpuMs },
     );
+  }
+
+  #startFetch(running: Running, op: number, request: SandboxFetchRequest): void {
+    const controller = new AbortController();
+    running.fetches.set(op, controller);
+    void sandboxFetch(request, running.job.grants.fetch, this.#fetch, controller.signal).then((outcome) => {
+      if (this.#running !== running || !running.fetches.delete(op)) return;
+      const value = JSON.stringify(outcome.ok ? outcome.response : outcome.failure);
+      this.#worker.postMessage({ type: 'fetch-done', id: running.job.id, op, ok: outcome.ok, value });
+    });
   }
 
   #onError(error: Error & { code?: string }): void {
@@ -190,7 +237,11 @@ export class SandboxThread {
     if (running === undefined) return;
     this.#running = undefined;
     clearTimeout(running.timer);
+    for (const controller of running.fetches.values()) controller.abort();
+    running.fetches.clear();
     if (running.onAbort) running.signal?.removeEventListener('abort', running.onAbort);
     running.resolve(outcome);
+    // A job that went over its array-buffer budget leaves the thread holding the memory: retired.
+    if (!this.#alive) void this.#worker.terminate();
   }
 }

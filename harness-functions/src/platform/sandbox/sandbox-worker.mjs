@@ -2,14 +2,16 @@
 // often (after every memory or wall-clock kill) and tsx's loader would triple their start time and
 // sit in the same realm as the deployed code. One job at a time; each job gets a fresh vm context.
 //
-// Messages in: { type: 'job', job }. Out: { type: 'ready' }, { type: 'log', id, line },
-// { type: 'result', id, ok, value? (JSON text), error? { code, message }, cpuMs }.
+// Messages in: { type: 'job', job }, { type: 'fetch-done', id, op, ok, value }.
+// Out: { type: 'ready' }, { type: 'log', id, line }, { type: 'fetch', id, op, request },
+// { type: 'fetch-abort', id, op }, { type: 'result', id, ok, value? (JSON text), error? { code, message },
+// cpuMs, retire? }. Deployed code's fetches are made by the host (SandboxThread), through the
+// platform's one egress guard; this thread never opens a socket for them.
 import { readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 import vm from 'node:vm';
 import { parentPort } from 'node:worker_threads';
 
-const hostFetch = globalThis.fetch;
-const MAX_RESPONSE_BYTES = 1024 * 1024;
 const MAX_PENDING_OPS = 256;
 const MAX_LOG_LINES = 200;
 
@@ -31,7 +33,34 @@ let current = null;
 
 parentPort.on('message', (message) => {
   if (message?.type === 'job') void runJob(message.job);
+  if (message?.type === 'fetch-done' && current?.job.id === message.id) {
+    settleOp(current, message.op, message.ok, message.value);
+  }
 });
+
+/**
+ * The engine's own count of this isolate's array-buffer memory, which the V8 heap limit does not
+ * cover. Checked at every crossing out of the sandbox and after every run of its code, against
+ * what it was when the job started plus the job's budget (the prelude's precise per-allocation
+ * charging is the first line; this one cannot be talked out of by code in the context). A job over
+ * it fails with memory_limit and the thread is retired, so the memory goes with it.
+ */
+function externalMemory() {
+  return v8.getHeapStatistics().external_memory;
+}
+
+function overExternalBudget(state) {
+  if (state.done) return false;
+  const used = externalMemory() - state.externalBase;
+  if (used <= state.externalBudget) return false;
+  fail(
+    state,
+    'memory_limit',
+    `array buffers of ${Math.round(used / 2 ** 20)} MB exceed the function's ${state.job.limits.memoryMb} MB memory limit`,
+    { retire: true },
+  );
+  return true;
+}
 parentPort.postMessage({ type: 'ready' });
 
 async function runJob(job) {
@@ -44,6 +73,9 @@ async function runJob(job) {
     reentryScheduled: false,
     logLines: 0,
     context: undefined,
+    externalBase: externalMemory(),
+    // Slack for buffers of the runtime itself (fetch bodies, vm internals) made during the job.
+    externalBudget: job.limits.memoryMb * 1024 * 1024 + 16 * 1024 * 1024,
   };
   current = state;
   try {
@@ -68,6 +100,8 @@ async function execute(state) {
       fetch: job.grants.fetch.length > 0,
       env: job.env,
       arrayBufferBytes: job.limits.memoryMb * 1024 * 1024,
+      maxOutputBytes: job.output.maxBytes,
+      maxOutputDepth: job.output.maxDepth,
       meta: job.meta,
     }),
   );
@@ -159,6 +193,7 @@ function runTimed(state, body) {
     return true;
   } finally {
     state.cpuMs += Math.max(0, performance.now() - started - REENTRY_OVERHEAD_MS);
+    overExternalBudget(state);
   }
 }
 
@@ -184,7 +219,7 @@ function refuseImport(specifier) {
 }
 
 function bridge(state, op, payload) {
-  if (state.done) return '';
+  if (state.done || overExternalBudget(state)) return '';
   switch (op) {
     case 'log':
       if (state.logLines++ < MAX_LOG_LINES) parentPort.postMessage({ type: 'log', id: state.job.id, line: payload });
@@ -195,9 +230,12 @@ function bridge(state, op, payload) {
       return String(Math.max(0, state.job.deadlineAt - Date.now()));
     case 'next':
       return state.events.shift() ?? '';
-    case 'done':
-      finish(state, { ok: true, value: payload });
+    case 'done': {
+      const refused = refuseOutput(payload, state.job.output);
+      if (refused === null) finish(state, { ok: true, value: payload });
+      else fail(state, 'invalid_output', refused);
       return '';
+    }
     case 'fail': {
       const { code, message } = JSON.parse(payload);
       fail(state, code, message);
@@ -219,21 +257,9 @@ function bridge(state, op, payload) {
     case 'fetch': {
       const { id, request } = JSON.parse(payload);
       if (!admitOp(state)) return '';
-      const controller = new AbortController();
-      state.ops.set(id, () => controller.abort());
-      grantedFetch(request, state.job.grants.fetch, controller.signal).then(
-        (response) => settleOp(state, id, true, JSON.stringify(response)),
-        (error) =>
-          settleOp(
-            state,
-            id,
-            false,
-            JSON.stringify({
-              name: error?.name === 'CapabilityError' ? 'CapabilityError' : 'TypeError',
-              message: String(error?.message ?? error).slice(0, 1000),
-            }),
-          ),
-      );
+      const jobId = state.job.id;
+      parentPort.postMessage({ type: 'fetch', id: jobId, op: id, request });
+      state.ops.set(id, () => parentPort.postMessage({ type: 'fetch-abort', id: jobId, op: id }));
       return '';
     }
     default:
@@ -283,67 +309,33 @@ function settleCheck(state) {
   });
 }
 
-async function grantedFetch(request, grants, signal) {
-  let url;
-  try {
-    url = new URL(request.url);
-  } catch {
-    throw new TypeError(`invalid URL ${JSON.stringify(request.url)}`);
+/**
+ * The reply text as the prelude made it, checked again on this side of the context: it is a
+ * string, within the byte limit and the nesting limit (a scan, no parse). Null when it passes.
+ */
+function refuseOutput(text, output) {
+  if (typeof text !== 'string') return 'the reply could not be serialised';
+  if (text.length > output.maxBytes || Buffer.byteLength(text, 'utf8') > output.maxBytes) {
+    return `the reply is larger than ${output.maxBytes} bytes`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw capability(`fetch supports http and https only, not ${url.protocol}`);
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > output.maxDepth) return `the reply is nested deeper than ${output.maxDepth} levels`;
+    } else if (c === 125 || c === 93) depth--;
   }
-  if (!hostGranted(url, grants)) {
-    throw capability(`fetch to ${url.host} is not granted (grants.fetch: ${grants.join(', ')})`);
-  }
-  const response = await hostFetch(url, {
-    method: request.method,
-    headers: request.headers,
-    body: request.body,
-    redirect: 'manual',
-    signal,
-  });
-  const reader = response.body?.getReader();
-  const chunks = [];
-  let size = 0;
-  while (reader) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_RESPONSE_BYTES) {
-      await reader.cancel();
-      throw new TypeError(`the response from ${url.host} is larger than ${MAX_RESPONSE_BYTES} bytes`);
-    }
-    chunks.push(value);
-  }
-  return {
-    status: response.status,
-    statusText: response.statusText,
-    url: url.href,
-    headers: Object.fromEntries(response.headers),
-    body: Buffer.concat(chunks).toString('utf8'),
-  };
+  return null;
 }
 
-function hostGranted(url, grants) {
-  const hostname = url.hostname.toLowerCase();
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  return grants.some((grant) => {
-    const [grantHost = '', grantPort] = grant.toLowerCase().split(':');
-    if (grantPort !== undefined && grantPort !== port) return false;
-    if (grantHost.startsWith('*.')) return hostname.endsWith(grantHost.slice(1));
-    return hostname === grantHost;
-  });
-}
-
-function capability(message) {
-  const error = new Error(message);
-  error.name = 'CapabilityError';
-  return error;
-}
-
-function fail(state, code, message) {
-  finish(state, { ok: false, error: { code, message } });
+function fail(state, code, message, extra = {}) {
+  finish(state, { ok: false, error: { code, message }, ...extra });
 }
 
 function finish(state, outcome) {
