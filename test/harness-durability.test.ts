@@ -1,7 +1,6 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,7 +9,7 @@ import { BullmqDelegationProducer } from '@venus/harness-functions';
 import type { DelegationRequest, WorkEvent } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeRedisKeys } from './support/redis.ts';
+import { freePort, removeRedisKeys, startRedis } from './support/redis.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FUNCTIONS_MODULE = path.join(ROOT, 'test', 'harness-durability-functions.ts');
@@ -177,54 +176,4 @@ function gateFile(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'venus-gate-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return path.join(dir, 'open');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-/** A redis-server of this test's own that writes every command to its AOF before replying. */
-async function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    [
-      '--bind',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--dir',
-      dir,
-      '--save',
-      '',
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'always',
-      '--maxmemory-policy',
-      'noeviction',
-    ],
-    { stdio: 'ignore' },
-  );
-  // Waits for it to answer (30 s budget on a loaded machine), not for a time.
-  const deadline = Date.now() + 30_000;
-  while (Date.now() <= deadline) {
-    if (
-      spawnSync('redis-cli', ['-p', String(port), 'ping'])
-        .stdout?.toString()
-        .includes('PONG')
-    )
-      return child;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server on port ${port} did not start`);
 }

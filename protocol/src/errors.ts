@@ -42,6 +42,8 @@ export const ERROR_TABLE = {
   delegate_limit_reached: { ...server, httpStatus: 429 },
   result_too_long: server,
   timeline_seq_conflict: { ...server, httpStatus: 409 },
+  /** The timeline store stayed unavailable past the writer's bound of held events. */
+  timeline_unavailable: { ...server, retryable: true, httpStatus: 503 },
   stale_incarnation: { ...server, httpStatus: 409 },
   model_step_failed: { ...server, retryable: true },
   model_unavailable: { ...server, retryable: true, httpStatus: 503 },

@@ -1,5 +1,6 @@
 import { createLogger, type MediaRef, type MediaStore, type MediaTrack, pcmDurationMs } from '@venus/protocol';
-import { type ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
+import { storeConnection } from '../timeline/redis-connection.ts';
 import { type MediaBounds, mediaBounds } from './media-retention.ts';
 import { TrackWindow, type WindowSegment } from './track-window.ts';
 
@@ -63,7 +64,7 @@ export class RedisMediaStore implements MediaStore {
   constructor(options: RedisMediaStoreOptions = {}) {
     this.#bounds = mediaBounds(options);
     this.#ownsClient = options.client === undefined;
-    this.#redis = options.client ?? (options.url === undefined ? new Redis() : new Redis(options.url));
+    this.#redis = options.client ?? storeConnection('media-store', options.url);
     this.#prefix = options.prefix ?? '';
     this.#idleTtlMs = options.idleTtlMs ?? DEFAULT_IDLE_TTL_MS;
     this.#maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;

@@ -1,19 +1,33 @@
 import { type TimelineEvent, VenusError, type WorkerToEdgeFrame } from '@venus/protocol';
 import { describe, expect, it } from 'vitest';
-import { TimelineWriter } from './timeline-writer.ts';
+import { MAX_UNWRITTEN_EVENTS, TimelineWriter } from './timeline-writer.ts';
 
-/** Fake store: each append waits until the test releases it, or rejects as the test says. */
+/**
+ * Fake store: keeps a log with the real seq rule; each append waits until the test releases it
+ * ('ok', an error, or 'applied-then-failed': stored, but the caller hears a failure).
+ */
 class FakeGatedStore {
   readonly batches: TimelineEvent[][] = [];
-  private releases: ((err?: Error) => void)[] = [];
+  readonly stored: TimelineEvent[] = [];
+  private releases: ((outcome: 'ok' | 'applied-then-failed' | Error) => void)[] = [];
   append(events: readonly TimelineEvent[]): Promise<void> {
     this.batches.push([...events]);
     return new Promise((resolve, reject) => {
-      this.releases.push((err) => (err ? reject(err) : resolve()));
+      this.releases.push((outcome) => {
+        if (outcome instanceof Error) return reject(outcome);
+        if ((events[0]?.seq ?? 0) !== (this.stored.at(-1)?.seq ?? 0) + 1)
+          return reject(new VenusError('timeline_seq_conflict', 'seqs do not continue the log'));
+        this.stored.push(...events);
+        if (outcome === 'applied-then-failed') reject(new VenusError('internal_error', 'connection reset'));
+        else resolve();
+      });
     });
   }
-  release(err?: Error): void {
-    this.releases.shift()?.(err);
+  async read(_session: string, o: { fromSeq?: number; toSeq?: number } = {}): Promise<TimelineEvent[]> {
+    return this.stored.filter((e) => e.seq >= (o.fromSeq ?? 1) && e.seq <= (o.toSeq ?? Number.MAX_SAFE_INTEGER));
+  }
+  release(outcome: 'ok' | 'applied-then-failed' | Error = 'ok'): void {
+    this.releases.shift()?.(outcome);
   }
 }
 
@@ -23,6 +37,8 @@ function setup(startSeq = 0) {
   const store = new FakeGatedStore();
   const frames: WorkerToEdgeFrame[] = [];
   const fenced: string[] = [];
+  const unavailable: string[] = [];
+  const retries: number[] = [];
   const writer = new TimelineWriter({
     sessionId: 's1',
     store,
@@ -31,8 +47,12 @@ function setup(startSeq = 0) {
     nowMs: () => 42,
     currentChunk: () => 7,
     onFenced: (m) => fenced.push(m),
+    onUnavailable: (m) => unavailable.push(m),
+    retryDelay: async (attempt) => {
+      retries.push(attempt);
+    },
   });
-  return { store, frames, fenced, writer };
+  return { store, frames, fenced, unavailable, retries, writer };
 }
 
 const text = (delta: string) =>
@@ -70,9 +90,9 @@ describe('TimelineWriter', () => {
 
   it('is fenced by a seq conflict: it reports it, drops what waits and writes nothing more', async () => {
     const { writer, store, frames, fenced } = setup();
-    writer.append(text('a'));
+    store.stored.push({ ...writer.append(text('theirs')) }); // another writer already wrote seq 1
     writer.append(text('b'));
-    store.release(new VenusError('timeline_seq_conflict', 'seq 1 does not continue the log'));
+    store.release();
     await tick();
     expect(fenced).toHaveLength(1);
     expect(writer.isFenced).toBe(true);
@@ -82,14 +102,61 @@ describe('TimelineWriter', () => {
     expect(store.batches).toHaveLength(1);
   });
 
-  it('reports another write failure and goes on with the next events', async () => {
-    const { writer, store, frames, fenced } = setup();
+  // Regression (issue 15, "Redis restart loses live sessions"): a failed write dropped its batch, so
+  // the next batch did not continue the log and the session fenced itself and ended.
+  it('loses nothing when the store fails: the batch is retried in order, new events behind it', async () => {
+    const { writer, store, frames, fenced, retries } = setup();
     writer.append(text('a'));
     store.release(new VenusError('internal_error', 'redis down'));
     await tick();
-    expect(frames.at(-1)).toMatchObject({ kind: 'error', code: 'internal_error' });
     writer.append(text('b'));
-    expect(store.batches.at(-1)?.map((e) => e.seq)).toEqual([2]);
+    expect(writer.inOutage).toBe(true);
+    store.release(new VenusError('internal_error', 'redis still down'));
+    await tick();
+    store.release();
+    await tick();
+    await writer.flushed();
+    expect(store.stored.map((e) => e.seq)).toEqual([1, 2]);
+    expect(retries).toEqual([1, 2]);
+    expect(frames.filter((f) => f.kind === 'error')).toHaveLength(1); // one report per outage
     expect(fenced).toEqual([]);
+    expect(writer.inOutage).toBe(false);
+  });
+
+  it('does not write a batch twice when the store applied it before failing', async () => {
+    const { writer, store, fenced } = setup();
+    writer.append(text('a'));
+    writer.append(text('b'));
+    store.release(); // seq 1
+    await tick();
+    store.release('applied-then-failed'); // seq 2 stored, the writer hears a failure
+    await tick();
+    store.release(); // the retry conflicts; the stored events are ours
+    await tick();
+    writer.append(text('c'));
+    store.release();
+    await writer.flushed();
+    expect(store.stored.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(fenced).toEqual([]);
+  });
+
+  it('a closing session does not wait out an outage', async () => {
+    const { writer, store } = setup();
+    writer.append(text('a'));
+    store.release(new VenusError('internal_error', 'redis down'));
+    await tick();
+    await writer.flushed(true);
+    expect(store.stored).toEqual([]);
+  });
+
+  it(`ends the session as timeline_unavailable past ${MAX_UNWRITTEN_EVENTS} held events, never dropping silently`, async () => {
+    const { writer, store, frames, unavailable } = setup();
+    writer.append(text('first'));
+    store.release(new VenusError('internal_error', 'redis down'));
+    await tick();
+    for (let i = 0; i < MAX_UNWRITTEN_EVENTS; i++) writer.append(text('x'));
+    expect(unavailable).toHaveLength(1);
+    expect(frames.filter((f) => f.kind === 'error' && f.code === 'timeline_unavailable')).toHaveLength(1);
+    expect(writer.isFenced).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import {
+  createLogger,
   type TimelineDraft,
   type TimelineEvent,
   type TimelineStore,
@@ -9,7 +10,7 @@ import {
 
 export interface TimelineWriterOptions {
   sessionId: string;
-  store: Pick<TimelineStore, 'append'>;
+  store: Pick<TimelineStore, 'append' | 'read'>;
   emit: (frame: WorkerToEdgeFrame) => void;
   /** Last seq already stored for this session (0 for a new one). */
   startSeq: number;
@@ -19,22 +20,45 @@ export interface TimelineWriterOptions {
   currentChunk: () => number;
   /** Another writer owns the timeline (the store refused our seqs): this writer must stop. */
   onFenced: (message: string) => void;
+  /** The store stayed unavailable past the writer's bound: the session cannot go on safely. */
+  onUnavailable?: (message: string) => void;
+  /** Waits before retry `attempt` (1, 2, …); injectable so tests need no real time. */
+  retryDelay?: (attempt: number) => Promise<void>;
+}
+
+/** Events a writer holds while its store is unavailable (~7 minutes of 20 ms microphone frames). */
+export const MAX_UNWRITTEN_EVENTS = 20_000;
+const RETRY_BASE_MS = 100;
+const RETRY_MAX_MS = 5000;
+
+const log = createLogger('gpu-worker.timeline-writer');
+
+function defaultRetryDelay(attempt: number): Promise<void> {
+  const ms = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1));
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /**
  * The single writer of one session's timeline: stamps each event synchronously (seq, chunk, session
  * clock) and publishes it at once, then writes to the store in order, one batch at a time, without
- * ever blocking the caller. A batch the store refuses as `timeline_seq_conflict` means a newer
- * incarnation writes this timeline now: the writer reports it and is fenced (writes nothing more).
+ * ever blocking the caller.
  *
- * Memory: events wait in the queue only while a write is in flight; the queue is the events stamped
- * during one store round trip.
+ * A store that fails (Redis restarting, a network blink) loses nothing: the batch goes back to the
+ * head of the queue and is retried with backoff (100 ms doubling to 5 s) while new events queue
+ * behind it, up to `MAX_UNWRITTEN_EVENTS`; past that the session is ended as `timeline_unavailable`
+ * rather than dropping accepted events. A retried batch that the store had in fact applied before
+ * failing is recognised (the stored events are ours) and not written twice. A batch the store
+ * refuses as `timeline_seq_conflict` for any other reason means a newer incarnation writes this
+ * timeline now: the writer reports it and is fenced (writes nothing more).
  */
 export class TimelineWriter {
   private seqNo: number;
   private queue: TimelineEvent[] = [];
   private writing: Promise<void> | null = null;
   private fenced = false;
+  private attempt = 0;
+  /** Events in the batch being written. */
+  private inFlight = 0;
 
   constructor(private readonly opts: TimelineWriterOptions) {
     this.seqNo = opts.startSeq;
@@ -49,12 +73,18 @@ export class TimelineWriter {
     return this.fenced;
   }
 
+  /** The store is failing and the writer is retrying. */
+  get inOutage(): boolean {
+    return this.attempt > 0;
+  }
+
   /** Stamps and publishes an event now; the store write follows in order. */
   append(draft: TimelineDraft, chunk = this.opts.currentChunk()): TimelineEvent {
     const { sessionId } = this.opts;
     const event = { ...draft, session: sessionId, seq: ++this.seqNo, chunk, atMs: this.opts.nowMs() } as TimelineEvent;
     if (this.fenced) return event;
     this.queue.push(event);
+    if (this.queue.length + this.inFlight > MAX_UNWRITTEN_EVENTS) this.giveUp();
     this.flush();
     // The client's own microphone audio is stored, not echoed back: relaying it would double the
     // messages of every stream for nothing the edge or the client needs.
@@ -71,9 +101,14 @@ export class TimelineWriter {
     });
   }
 
-  /** Resolves once every event stamped so far is in the store (or the writer was fenced). */
-  async flushed(): Promise<void> {
+  /**
+   * Resolves once every event stamped so far is in the store, or the writer was fenced, or (with
+   * `untilOutage`) the store is failing: a closing session need not wait out an outage, its events
+   * are still written when the store is back.
+   */
+  async flushed(untilOutage = false): Promise<void> {
     while (this.writing || (this.queue.length > 0 && !this.fenced)) {
+      if (untilOutage && this.inOutage) return;
       this.flush();
       await this.writing;
     }
@@ -83,27 +118,69 @@ export class TimelineWriter {
     if (this.writing || this.queue.length === 0 || this.fenced) return;
     const batch = this.queue;
     this.queue = [];
-    this.writing = this.opts.store.append(batch).then(
-      () => {
-        this.writing = null;
-        this.flush();
-      },
-      (err: unknown) => {
-        this.writing = null;
-        const e = toVenusError(err);
-        const { sessionId } = this.opts;
-        this.opts.emit({
-          kind: 'error',
-          session: sessionId,
-          code: e.code,
-          message: `timeline write failed: ${e.message}`,
-        });
-        if (e.code === 'timeline_seq_conflict') {
-          this.fenced = true;
-          this.queue = [];
-          this.opts.onFenced('fenced: another writer owns this timeline');
-        }
-      },
-    );
+    this.inFlight = batch.length;
+    this.writing = this.write(batch).then(() => {
+      this.writing = null;
+      this.inFlight = 0;
+      this.flush();
+    });
+  }
+
+  private async write(batch: TimelineEvent[]): Promise<void> {
+    try {
+      await this.opts.store.append(batch);
+    } catch (err) {
+      const e = toVenusError(err);
+      if (e.code === 'timeline_seq_conflict' && !(this.attempt > 0 && (await this.alreadyStored(batch))))
+        return this.fence(e);
+      if (e.code !== 'timeline_seq_conflict') return this.retryLater(batch, e);
+    }
+    if (this.attempt > 0) log.info({ session: this.opts.sessionId, attempts: this.attempt }, 'timeline store back');
+    this.attempt = 0;
+  }
+
+  /** After a failed write the store may have applied it anyway: then its events are ours, as stamped. */
+  private async alreadyStored(batch: TimelineEvent[]): Promise<boolean> {
+    const first = batch[0]?.seq ?? 0;
+    const last = batch.at(-1)?.seq ?? 0;
+    try {
+      const stored = await this.opts.store.read(this.opts.sessionId, { fromSeq: first, toSeq: last });
+      return stored.length === batch.length && JSON.stringify(stored) === JSON.stringify(batch);
+    } catch {
+      return false; // unreadable now: treat as a real conflict, the safe side of a fence
+    }
+  }
+
+  private async retryLater(batch: TimelineEvent[], e: VenusError): Promise<void> {
+    this.queue = batch.concat(this.queue);
+    this.attempt += 1;
+    if (this.attempt === 1) {
+      const { sessionId } = this.opts;
+      this.opts.emit({
+        kind: 'error',
+        session: sessionId,
+        code: e.code,
+        message: `timeline write failed, retrying: ${e.message}`,
+      });
+      log.warn({ err: e, session: sessionId }, 'timeline store failing; events held and retried');
+    }
+    await (this.opts.retryDelay ?? defaultRetryDelay)(this.attempt);
+  }
+
+  private fence(e: VenusError): void {
+    const { sessionId } = this.opts;
+    this.opts.emit({ kind: 'error', session: sessionId, code: e.code, message: `timeline write failed: ${e.message}` });
+    this.fenced = true;
+    this.queue = [];
+    this.opts.onFenced('fenced: another writer owns this timeline');
+  }
+
+  private giveUp(): void {
+    const message = `the timeline store has been unavailable for ${MAX_UNWRITTEN_EVENTS} events; ending the session`;
+    log.error({ session: this.opts.sessionId, unwritten: this.queue.length + this.inFlight }, message);
+    this.opts.emit({ kind: 'error', session: this.opts.sessionId, code: 'timeline_unavailable', message });
+    this.fenced = true;
+    this.queue = [];
+    this.opts.onUnavailable?.(message);
   }
 }

@@ -5,6 +5,7 @@ import type { TimelineBounds } from './timeline-bounds.ts';
 
 export { type BenchTimelineStoreResult, benchTimelineStore } from './bench-timeline-store.ts';
 export { MemoryTimelineStore } from './memory-timeline-store.ts';
+export { storeConnection, watchConnection } from './redis-connection.ts';
 export { RedisTimelineStore, type RedisTimelineStoreOptions } from './redis-timeline-store.ts';
 export { DEFAULT_TIMELINE_RETENTION_MS, parseDurationMs } from './retention.ts';
 export { DEFAULT_TIMELINE_MAX_EVENTS, type TimelineBounds } from './timeline-bounds.ts';

@@ -1,7 +1,8 @@
 import type { TimelineEvent, TimelineReadOptions, TimelineStore } from '@venus/protocol';
 import { REDIS_TIMELINE, VenusError } from '@venus/protocol';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { checkAppendBatch, seqConflict } from './append-batch.ts';
+import { storeConnection } from './redis-connection.ts';
 import { lifeChange, type TimelineBounds, timelineBounds } from './timeline-bounds.ts';
 
 /**
@@ -91,7 +92,7 @@ export class RedisTimelineStore implements TimelineStore {
 
   constructor(options: RedisTimelineStoreOptions = {}) {
     this.#ownsClient = options.client === undefined;
-    this.#redis = options.client ?? (options.url === undefined ? new Redis() : new Redis(options.url));
+    this.#redis = options.client ?? storeConnection('timeline-store', options.url);
     this.#prefix = options.prefix ?? '';
     this.#blockMs = options.blockMs ?? 5_000;
     this.#bounds = timelineBounds(options);

@@ -1,0 +1,75 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { RedisTimelineStore, TimelineWriter, watchConnection } from '@venus/gpu-worker';
+import type { TimelineEvent, WorkerToEdgeFrame } from '@venus/protocol';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort, startRedis } from './support/redis.ts';
+import { until } from './support/until.ts';
+
+/**
+ * Regression (issue 15, "Redis restart loses live sessions"): during a Redis outage a failed
+ * timeline write dropped its batch, the next batch no longer continued the stored log, and the
+ * session fenced itself ("another writer owns this timeline") and ended. Now the writer holds what
+ * it could not write and retries in order; against a real redis-server that is killed and started
+ * again (AOF on), every event arrives once, contiguous, and the writer is never fenced.
+ */
+describe('timeline writer across a real Redis restart', () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it('keeps every accepted event and its order through the outage', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(tmpdir(), 'venus-outage-'));
+    let redis: ChildProcess = await startRedis(port, dir);
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    cleanups.push(() => {
+      redis.kill('SIGKILL');
+    });
+    // Commands fail fast while Redis is down, so the writer (not the client's offline queue) holds
+    // the events: the path on which a failed write used to be dropped.
+    const client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 1 });
+    watchConnection(client, 'outage-test');
+    await client.ping();
+    const store = new RedisTimelineStore({ client, prefix: 'outage:' });
+    cleanups.push(() => client.disconnect());
+    const frames: WorkerToEdgeFrame[] = [];
+    const fenced: string[] = [];
+    const writer = new TimelineWriter({
+      sessionId: 's1',
+      store,
+      emit: (f) => frames.push(f),
+      startSeq: 0,
+      nowMs: () => 0,
+      currentChunk: () => 0,
+      onFenced: (m) => fenced.push(m),
+      retryDelay: () => new Promise((r) => setTimeout(r, 50)),
+    });
+    const text = (i: number) =>
+      writer.append({ stream: 'assistant', type: 'assistant.text', data: { utteranceId: 'u', delta: `d${i}` } });
+    for (let i = 0; i < 5; i++) text(i);
+    await writer.flushed();
+
+    redis.kill('SIGKILL');
+    // Events keep coming while Redis is down, as they would in a live session.
+    let during = 0;
+    await until('the writer notices the outage', () => {
+      text(100 + during++);
+      return writer.inOutage;
+    });
+    for (let i = 5; i < 20; i++) text(i);
+    redis = await startRedis(port, dir);
+    await until('the writer catches up after the restart', () => !writer.inOutage);
+    await writer.flushed();
+
+    const stored: TimelineEvent[] = await store.read('s1');
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: writer.seq }, (_, i) => i + 1));
+    expect(fenced).toEqual([]);
+    expect(writer.isFenced).toBe(false);
+    expect(frames.some((f) => f.kind === 'error')).toBe(true); // the outage was reported once it began
+  });
+});
