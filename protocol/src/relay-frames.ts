@@ -27,9 +27,12 @@ export const EdgeToWorkerFrameSchema = z.discriminatedUnion('kind', [
     utteranceId: z.string(),
     playedMs: z.number().nonnegative(),
     source: z.enum(['client', 'estimate', 'truncate']),
+    /** The client event it came from (a client ack or a truncate), named by the worker's refusal. */
+    eventId: z.string().optional(),
   }),
   z.object({ kind: z.literal('cancel_response'), session }),
-  z.object({ kind: z.literal('cancel_work'), session, workId: z.string() }),
+  /** `eventId`: the client event it came from, so the worker's refusal names it (`session.error`). */
+  z.object({ kind: z.literal('cancel_work'), session, workId: z.string(), eventId: z.string().optional() }),
   z.object({ kind: z.literal('close'), session, reason: z.string() }),
 ]);
 export type EdgeToWorkerFrame = z.infer<typeof EdgeToWorkerFrameSchema>;

@@ -47,8 +47,8 @@ export class LiveKeySessions {
 
   /** Tracks `session` under `keyId`; the returned function forgets it (call it when the session ends). */
   add(keyId: string, session: KeySession): () => void {
-    let sessions = this.#byKey.get(keyId);
-    if (sessions === undefined) this.#byKey.set(keyId, (sessions = new Set()));
+    const sessions = this.#byKey.get(keyId) ?? new Set<KeySession>();
+    this.#byKey.set(keyId, sessions);
     sessions.add(session);
     this.#startTimer();
     return () => {

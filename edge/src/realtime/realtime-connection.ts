@@ -157,18 +157,6 @@ export class RealtimeConnection {
     this.#transport.close(code, closeReason(error.message));
   }
 
-  /**
-   * The server ends a live session (its API key was revoked): one `error` event, the worker
-   * session closed, then the socket closed with `code` (1008, policy violation, by default).
-   */
-  end(error: ProtocolError, code = 1008): void {
-    if (this.#closed) return;
-    this.#error(error, null);
-    this.#teardown();
-    this.#send({ kind: 'close', session: this.sessionId, reason: error.message }, true);
-    this.#transport.close(code, closeReason(error.message));
-  }
-
   /** One message from the client socket: a string for text frames, anything else is binary. */
   handleMessage(data: unknown): void {
     if (this.#closed) return;
@@ -265,12 +253,16 @@ export class RealtimeConnection {
         if (error !== undefined) return error;
         this.#state = { ...this.#state, playbackAcks: true };
         const { item_id: utteranceId, played_ms: playedMs } = event;
-        this.#send({ kind: 'playback_ack', session, utteranceId, playedMs, source: 'client' });
+        // The worker answers what only it can check (the work, the item) with a session.error naming this event.
+        const eventId = event.event_id === undefined ? {} : { eventId: event.event_id };
+        this.#send({ kind: 'playback_ack', session, utteranceId, playedMs, source: 'client', ...eventId });
         return undefined;
       }
-      case 'venus.work.cancel':
-        this.#send({ kind: 'cancel_work', session, workId: event.work_id });
+      case 'venus.work.cancel': {
+        const eventId = event.event_id === undefined ? {} : { eventId: event.event_id };
+        this.#send({ kind: 'cancel_work', session, workId: event.work_id, ...eventId });
         return undefined;
+      }
     }
   }
 

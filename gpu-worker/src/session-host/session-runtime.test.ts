@@ -332,3 +332,26 @@ describe('SessionRuntime', () => {
     ]);
   });
 });
+
+// Regression (issue 15, 9a): `venus.work.cancel` errors reached the client with `event_id: null`:
+// the worker answered a refused client frame with a session.error that did not name the event.
+// Frames that carry a client event (cancel_work, playback_ack) now bring its id, and the worker's
+// refusal names it, so the edge's error event carries the client's event_id.
+describe('work cancel errors carry a null event_id', () => {
+  it("names the client's event on the refusals of cancel_work and playback_ack", () => {
+    const { rt, ofType } = setup();
+    rt.handleFrame({ kind: 'cancel_work', session: 's1', workId: 'w_nobody', eventId: 'evt_cancel' });
+    rt.handleFrame({
+      kind: 'playback_ack',
+      session: 's1',
+      utteranceId: 'u_x',
+      playedMs: 1,
+      source: 'client',
+      eventId: 'evt_ack',
+    });
+    expect(ofType('session.error').map((e) => [e.data.code, e.data.eventId])).toEqual([
+      ['work_not_found', 'evt_cancel'],
+      ['wrong_session', 'evt_ack'],
+    ]);
+  });
+});

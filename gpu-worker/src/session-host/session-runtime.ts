@@ -1,0 +1,257 @@
+import type {
+  DelegationExecutor,
+  EdgeToWorkerFrame,
+  MediaStore,
+  ModelSession,
+  SessionConfig,
+  TimelineStore,
+  WorkEvent,
+  WorkerToEdgeFrame,
+} from '@venus/protocol';
+import { FloorControl } from './floor-control.ts';
+import { ForegroundLoop } from './foreground-loop.ts';
+import { ModelSupervisor } from './model-supervisor.ts';
+import { SessionState } from './session-state.ts';
+import { StepOutput } from './step-output.ts';
+import { TimelineWriter } from './timeline-writer.ts';
+import { WorkDesk } from './work-desk.ts';
+
+export interface SessionRuntimeOptions {
+  sessionId: string;
+  tenant: string;
+  incarnation: number;
+  config: SessionConfig;
+  model: ModelSession;
+  executor: DelegationExecutor;
+  store: Pick<TimelineStore, 'append' | 'read'>;
+  /** Keeps the audio samples (bounded by its retention); timeline events refer to them. */
+  media: MediaStore;
+  emit: (frame: WorkerToEdgeFrame) => void;
+  /** Last seq already stored for this session (0 for a new one). */
+  startSeq: number;
+  now?: () => number;
+  /** Step on a timer (default). Tests may drive boundaries by hand with `boundary()`. */
+  autoStep?: boolean;
+  onStep?: (sample: { latencyMs: number; missed: boolean }) => void;
+  /**
+   * Opens a fresh model session at `incarnation` after the model lost this one (its inference
+   * thread crashed and was replaced). Without it, such failures are only reported.
+   */
+  reopenModel?: (incarnation: number) => Promise<ModelSession>;
+}
+
+/**
+ * One session on the GPU worker: the wiring of its parts. The foreground loop steps the model once
+ * per chunk after the work desk admitted eligible `<backend>` results; step output publishes what
+ * the model said (delegate spans go to the work desk); interruption verdicts become timeline drafts
+ * (`interruption.ts`) carried out on the utterance handle; the model supervisor reopens a lost model
+ * session under a new incarnation. Everything is recorded by the timeline writer.
+ *
+ * Work delegated under an old incarnation keeps running, but its results fail the admission check
+ * and expire as `stale_incarnation`: the new model context never saw the request.
+ *
+ * @example
+ *   const rt = new SessionRuntime({ sessionId: 's1', tenant: 't', incarnation: 0, config, model, executor, store, emit, startSeq: 0 });
+ *   rt.start();
+ *   rt.handleFrame({ kind: 'text', session: 's1', itemId: 'i1', text: "what's the weather in Paris" });
+ */
+export class SessionRuntime {
+  readonly sessionId: string;
+  readonly stats = { steps: 0, missed: 0 };
+  private readonly s: SessionState;
+  private readonly loop: ForegroundLoop;
+  private readonly desk: WorkDesk;
+  private readonly output: StepOutput;
+  private readonly floor: FloorControl;
+  private inputSeq = 0;
+
+  constructor(private readonly opts: SessionRuntimeOptions) {
+    this.sessionId = opts.sessionId;
+    const now = opts.now ?? Date.now;
+    const startedAt = now();
+    this.loop = new ForegroundLoop({
+      chunkMs: opts.config.chunkMs,
+      now,
+      step: (chunk) => this.step(chunk),
+      paused: () => this.s.model.isReopening,
+      onMissed: (chunk, lateMs, latencyMs) => {
+        this.stats.missed += 1;
+        this.s.writer.append({ stream: 'system', type: 'deadline.missed', data: { lateMs } }, chunk);
+        opts.onStep?.({ latencyMs, missed: true });
+      },
+      onStepped: (latencyMs) => opts.onStep?.({ latencyMs, missed: false }),
+      ...(opts.autoStep === false ? { autoStep: false } : {}),
+    });
+    const writer = new TimelineWriter({
+      sessionId: opts.sessionId,
+      store: opts.store,
+      emit: opts.emit,
+      startSeq: opts.startSeq,
+      nowMs: () => now() - startedAt,
+      currentChunk: () => this.loop.currentChunk,
+      onFenced: (reason) => void this.close(reason),
+      onUnavailable: (reason) => void this.close(reason),
+    });
+    const model = new ModelSupervisor({
+      model: opts.model,
+      incarnation: opts.incarnation,
+      ...(opts.reopenModel ? { reopen: opts.reopenModel } : {}),
+      onError: (code, message) => writer.error(code, message),
+      onReopened: (incarnation) =>
+        writer.append({
+          stream: 'system',
+          type: 'session.incarnation',
+          data: { incarnation, reason: 'model_restarted' },
+        }),
+      isClosed: () => this.s.closed,
+    });
+    this.s = new SessionState(opts.sessionId, opts.tenant, opts.config, now, writer, model, opts.media, opts.emit);
+    this.desk = new WorkDesk(this.s, opts.executor, (chunk) => this.floor.cancelResponse(chunk));
+    this.output = new StepOutput(this.s, this.desk, (v, chunk) => this.floor.onInterruption(v, chunk));
+    this.floor = new FloorControl(this.s, this.desk, this.output);
+  }
+
+  get config(): SessionConfig {
+    return this.s.config;
+  }
+
+  start(): void {
+    const { writer, config, tenant } = this.s;
+    writer.append({ stream: 'system', type: 'session.config', data: { config, tenant } });
+    const reason = this.opts.startSeq === 0 ? 'opened' : 'resumed';
+    writer.append({
+      stream: 'system',
+      type: 'session.incarnation',
+      data: { incarnation: this.opts.incarnation, reason },
+    });
+    this.loop.start();
+  }
+
+  handleFrame(frame: EdgeToWorkerFrame): void {
+    const { s } = this;
+    if (s.closed) return;
+    const model = s.model.model;
+    switch (frame.kind) {
+      case 'open':
+        return;
+      case 'config':
+        s.config = frame.config;
+        this.loop.setPeriod(frame.config.chunkMs);
+        s.writer.append({ stream: 'system', type: 'session.config', data: { config: frame.config, tenant: s.tenant } });
+        return;
+      case 'audio': {
+        if (frame.pcm16k.byteLength % 2 !== 0) {
+          s.writer.error('audio_wrong_format', 'audio frame has an odd byte length; expected 16 kHz s16le', 'audio');
+          return;
+        }
+        const pcm = new Int16Array(frame.pcm16k.slice().buffer);
+        const inputSeq = ++this.inputSeq;
+        const audio = s.media.put(s.sessionId, 'user', pcm, 16_000);
+        s.writer.append({
+          stream: 'user',
+          type: 'user.audio',
+          data: { inputSeq, audio, durationMs: audio.durationMs },
+        });
+        s.model.guard(model.appendAudio({ inputSeq, pcm16k: pcm }));
+        return;
+      }
+      case 'text': {
+        const inputSeq = ++this.inputSeq;
+        s.lastActivityAtMs = s.nowMs();
+        s.userInputSinceAdmission = true;
+        const { itemId, text } = frame;
+        s.writer.append({ stream: 'user', type: 'user.text', data: { inputSeq, itemId, text } });
+        s.model.guard(model.appendText({ inputSeq, itemId, text }));
+        return;
+      }
+      case 'dtmf':
+        s.writer.append({ stream: 'user', type: 'user.dtmf', data: { inputSeq: ++this.inputSeq, digit: frame.digit } });
+        return;
+      case 'playback_ack':
+        this.onPlaybackAck(frame.utteranceId, frame.playedMs, frame.source, frame.eventId);
+        return;
+      case 'cancel_response':
+        this.floor.cancelResponse(this.loop.currentChunk, true);
+        return;
+      case 'cancel_work':
+        this.desk.cancel(frame.workId, 'client_cancel', true, frame.eventId);
+        return;
+      case 'close':
+        void this.close(frame.reason);
+        return;
+    }
+  }
+
+  onWorkEvent(event: WorkEvent): void {
+    if (!this.s.closed && event.session === this.sessionId) this.desk.onWorkEvent(event);
+  }
+
+  /** One chunk boundary (tests drive it by hand with `autoStep: false`). */
+  boundary(): void {
+    this.loop.boundary();
+  }
+
+  /** Admits eligible results, then steps the model for the chunk that just ended. */
+  private async step(chunk: number): Promise<boolean> {
+    const { s } = this;
+    if (s.closed) return false;
+    this.desk.admit(chunk);
+    const model = s.model.model;
+    const atMs = s.nowMs();
+    try {
+      const request = { chunk, inputSeqCutoff: this.inputSeq, atMs, assistantAudible: s.ledger.isAudible(atMs) };
+      const step = await model.step(request);
+      if (s.closed) return false;
+      this.stats.steps += 1;
+      this.output.publish(step, chunk);
+      return true;
+    } catch (err) {
+      s.model.failed(err, model, 'model step failed');
+      return false;
+    }
+  }
+
+  private onPlaybackAck(
+    utteranceId: string,
+    playedMs: number,
+    source: 'client' | 'estimate' | 'truncate',
+    eventId?: string,
+  ): void {
+    const { s } = this;
+    const u = s.ledger.get(utteranceId);
+    if (!u) {
+      const message = `playback acknowledgement for ${utteranceId}, which is not an item of this session`;
+      // The client's event id, when the ack came from one, so its error names the event it answers.
+      const data = { code: 'wrong_session' as const, message, ...(eventId === undefined ? {} : { eventId }) };
+      s.writer.append({ stream: 'system', type: 'session.error', data });
+      return;
+    }
+    if (source === 'truncate') u.truncate(playedMs);
+    else u.ack(playedMs);
+    const heard = u.ackedMs ?? 0;
+    s.writer.append({ stream: 'system', type: 'playback.ack', data: { utteranceId, playedMs: heard, source } });
+    const final = source === 'truncate' || u.fullyPlayed;
+    const ack = { utteranceId, playedMs: heard, final, ...(final ? { heardText: u.heardText(heard) } : {}) };
+    s.model.guard(s.model.model.playbackAck(ack));
+    this.desk.checkDelivered(u);
+  }
+
+  /** Resolves once every event stamped so far is in the store. */
+  flushed(): Promise<void> {
+    return this.s.writer.flushed();
+  }
+
+  async close(reason: string): Promise<void> {
+    const { s } = this;
+    if (s.closed) return;
+    for (const w of s.book.inFlight()) this.desk.cancel(w.workId, 'session_closed', false);
+    s.writer.append({ stream: 'system', type: 'session.closed', data: { reason } });
+    s.closed = true;
+    this.loop.stop();
+    // A closing session does not wait out a store outage: the writer keeps retrying what it holds.
+    await s.writer.flushed(true);
+    await s.model.close(reason);
+    s.media.endSession(this.sessionId);
+    this.opts.emit({ kind: 'closed', session: this.sessionId, reason });
+  }
+}

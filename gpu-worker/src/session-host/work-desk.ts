@@ -125,10 +125,18 @@ export class WorkDesk {
     }
   }
 
-  cancel(workId: string, reason: string, fromClient: boolean): void {
+  /** `fromClient`: a client asked (its event id, when it gave one, goes on the refusal). */
+  cancel(workId: string, reason: string, fromClient: boolean, eventId?: string): void {
     const { s } = this;
     if (!s.book.works.get(workId)) {
-      if (fromClient) s.writer.error('work_not_found', `no work ${workId} in this session`);
+      if (fromClient) {
+        const message = `no work ${workId} in this session`;
+        s.writer.append({
+          stream: 'system',
+          type: 'session.error',
+          data: { code: 'work_not_found', message, ...(eventId === undefined ? {} : { eventId }) },
+        });
+      }
       return;
     }
     if (!this.setState(workId, 'CANCELLING', reason)) return;
