@@ -90,7 +90,7 @@ export class SessionRuntime {
       nowMs: () => now() - startedAt,
       currentChunk: () => this.loop.currentChunk,
       onFenced: (reason) => void this.close(reason),
-      onUnavailable: (reason) => void this.close(reason),
+      onUnavailable: () => void this.close('timeline_unavailable'),
     });
     const model = new ModelSupervisor({
       model: opts.model,
