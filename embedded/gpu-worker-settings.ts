@@ -1,5 +1,5 @@
 import { hostname as machineName } from 'node:os';
-import { pickSettings, readSettings } from '@venus/protocol';
+import { pickSettings, readSettings, SETTING_GROUPS } from '@venus/protocol';
 
 /**
  * The `gpu-worker` process's settings (see protocol/src/settings.ts for each one): the only place
@@ -7,12 +7,8 @@ import { pickSettings, readSettings } from '@venus/protocol';
  * from the resolved environment this returns.
  */
 export const GpuWorkerSettingsSchema = pickSettings([
-  'VENUS_LOG_LEVEL',
-  'VENUS_LOG_PII',
-  'VENUS_TIMELINE_RETENTION',
-  'VENUS_TIMELINE_MAX_EVENTS',
-  'VENUS_MEDIA_WINDOW_MS',
-  'VENUS_MEDIA_RETENTION',
+  ...SETTING_GROUPS.logging,
+  ...SETTING_GROUPS.storage,
   'VENUS_RELAY_PORT',
   'VENUS_HOST',
   'VENUS_RELAY_TOKEN',
@@ -21,8 +17,7 @@ export const GpuWorkerSettingsSchema = pickSettings([
   'VENUS_MAX_SESSIONS',
   'VENUS_INFERENCE_THREADS',
   'VENUS_TTS_THREADS',
-  'VENUS_REDIS_URL',
-  'VENUS_REDIS_PREFIX',
+  ...SETTING_GROUPS.redis,
   'VENUS_HARNESS_PREFIX',
   'VENUS_FLEET_PREFIX',
   'VENUS_DRAIN_TIMEOUT_MS',

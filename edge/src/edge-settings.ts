@@ -1,4 +1,4 @@
-import { pickSettings, readSettings } from '@venus/protocol';
+import { pickSettings, readSettings, SETTING_GROUPS } from '@venus/protocol';
 
 /**
  * The `edge` process's settings (see protocol/src/settings.ts for each one): the only place the
@@ -6,21 +6,14 @@ import { pickSettings, readSettings } from '@venus/protocol';
  * further from the resolved environment this returns.
  */
 export const EdgeSettingsSchema = pickSettings([
-  'VENUS_LOG_LEVEL',
-  'VENUS_LOG_PII',
+  ...SETTING_GROUPS.logging,
   'VENUS_PORT',
   'VENUS_HOST',
-  'VENUS_TLS_KEY_FILE',
-  'VENUS_TLS_CERT_FILE',
-  'VENUS_REDIS_URL',
-  'VENUS_REDIS_PREFIX',
+  ...SETTING_GROUPS.tls,
+  ...SETTING_GROUPS.redis,
   'VENUS_FLEET_PREFIX',
-  'VENUS_API_KEYS',
-  'VENUS_ADMIN_KEY',
-  'VENUS_AUTH_SECRET',
-  'VENUS_TENANT_LIMITS',
-  'VENUS_INPUT_AUDIO_RATE',
-  'VENUS_INPUT_AUDIO_BURST_MS',
+  ...SETTING_GROUPS.auth,
+  ...SETTING_GROUPS.inputBudget,
   'VENUS_RELAY_TOKEN',
   'VENUS_WORKERS',
 ]);

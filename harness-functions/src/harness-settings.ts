@@ -1,4 +1,4 @@
-import { pickSettings, readSettings, SETTINGS } from '@venus/protocol';
+import { pickSettings, readSettings, SETTING_GROUPS, SETTINGS } from '@venus/protocol';
 import { z } from 'zod';
 import { DEFAULT_DELEGATION_PREFIX } from './bullmq/delegation-keys.ts';
 
@@ -7,10 +7,8 @@ import { DEFAULT_DELEGATION_PREFIX } from './bullmq/delegation-keys.ts';
  * process reads its environment. The Redis URL is required: the harness takes its work from BullMQ.
  */
 export const HarnessSettingsSchema = pickSettings([
-  'VENUS_LOG_LEVEL',
-  'VENUS_LOG_PII',
-  'VENUS_REDIS_URL',
-  'VENUS_REDIS_PREFIX',
+  ...SETTING_GROUPS.logging,
+  ...SETTING_GROUPS.redis,
   'VENUS_HARNESS_PREFIX',
   'VENUS_HARNESS_CONCURRENCY',
   'VENUS_HARNESS_LOCK_DURATION_MS',
@@ -21,11 +19,7 @@ export const HarnessSettingsSchema = pickSettings([
   'VENUS_HARNESS_DRAIN_MS',
   'VENUS_HARNESS_BUILTIN_LATENCY_MS',
   'VENUS_HARNESS_FUNCTIONS_MODULE',
-  'VENUS_FUNCTIONS_ALLOW_PRIVATE',
-  'VENUS_SECRETS_KEY',
-  'VENUS_PLANNER_BASE_URL',
-  'VENUS_PLANNER_MODEL',
-  'VENUS_PLANNER_API_KEY',
+  ...SETTING_GROUPS.functions,
 ]).extend({
   VENUS_REDIS_URL: SETTINGS.VENUS_REDIS_URL.pipe(
     z.string({ error: 'required: the harness takes its work from Redis' }),

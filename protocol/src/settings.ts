@@ -139,6 +139,26 @@ export const SETTING_ALIASES: Partial<Record<SettingName, string>> = {
 };
 
 /** The schema of one process's settings: the named entries of the catalogue. */
+/**
+ * Settings that several processes share, picked together: what a process needs is read from the
+ * same names everywhere.
+ */
+export const SETTING_GROUPS = {
+  logging: ['VENUS_LOG_LEVEL', 'VENUS_LOG_PII'],
+  storage: ['VENUS_TIMELINE_RETENTION', 'VENUS_TIMELINE_MAX_EVENTS', 'VENUS_MEDIA_WINDOW_MS', 'VENUS_MEDIA_RETENTION'],
+  tls: ['VENUS_TLS_KEY_FILE', 'VENUS_TLS_CERT_FILE'],
+  redis: ['VENUS_REDIS_URL', 'VENUS_REDIS_PREFIX'],
+  auth: ['VENUS_API_KEYS', 'VENUS_ADMIN_KEY', 'VENUS_AUTH_SECRET', 'VENUS_TENANT_LIMITS'],
+  inputBudget: ['VENUS_INPUT_AUDIO_RATE', 'VENUS_INPUT_AUDIO_BURST_MS'],
+  functions: [
+    'VENUS_FUNCTIONS_ALLOW_PRIVATE',
+    'VENUS_SECRETS_KEY',
+    'VENUS_PLANNER_BASE_URL',
+    'VENUS_PLANNER_MODEL',
+    'VENUS_PLANNER_API_KEY',
+  ],
+} as const satisfies Record<string, readonly SettingName[]>;
+
 export function pickSettings<const N extends SettingName>(names: readonly N[]) {
   const shape = Object.fromEntries(names.map((name) => [name, SETTINGS[name]])) as { [K in N]: (typeof SETTINGS)[K] };
   return z.object(shape);
