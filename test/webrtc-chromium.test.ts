@@ -152,12 +152,14 @@ describe('WebRTC call from headless Chromium', () => {
       },
     );
     // Downlink: the browser received at most the assistant's audio on the timeline, in 20 ms packets
-    // (each utterance's last frame padded).
+    // (a partial frame is padded when the next chunk of its utterance is late: at most once a chunk).
     const down = (await rtp()).inbound!;
+    // The worker sends audio before its timeline write lands: read the timeline once every event
+    // stamped so far is stored, or the last chunks sent may be missing from it.
+    await runtime.host.session(sessionId)?.flushed();
     const spoken = (await runtime.store.read(sessionId)).filter((e) => e.type === 'assistant.audio');
     const spokenMs = spoken.reduce((ms, e) => ms + (e.type === 'assistant.audio' ? e.data.durationMs : 0), 0);
-    const utterances = new Set(spoken.map((e) => (e.type === 'assistant.audio' ? e.data.utteranceId : ''))).size;
-    expect(down.packets * 20).toBeLessThanOrEqual(spokenMs + 20 * utterances);
+    expect(down.packets * 20).toBeLessThanOrEqual(spokenMs + 20 * spoken.length);
     console.log(
       `WebRTC: connected in ${Math.round(Number(await connectedMs.jsonValue()))} ms (getUserMedia to connected); ` +
         `browser->edge ${up} RTP packets for ${heardSoFar} ms of user audio; edge->browser ${down.packets} packets ` +
