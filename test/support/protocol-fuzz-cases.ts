@@ -2,7 +2,7 @@ import { type EdgeToWorkerFrame, type ErrorCode, encodeRelayFrame } from '@venus
 import fc from 'fast-check';
 
 /**
- * Generators for test/protocol-fuzz.test.ts. Every client case says, by construction, what the edge
+ * Generators for test/protocol-fuzz.fuzz.ts (`npm run fuzz`). Every client case says, by construction, what the edge
  * must answer: nothing (`expect: null`, a valid event, extra fields included), or exactly one `error`
  * whose code is one of `expect` and whose `event_id` is the event's own id (`withId`) or null (no id,
  * a non-string id, or no JSON object to take it from). No oracle re-parses the event: a mutation is
