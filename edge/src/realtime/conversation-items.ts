@@ -99,6 +99,21 @@ export class ConversationItems {
   }
 
   /** `conversation.item.retrieve`: the item as it stands now. */
+  /**
+   * A client may name where its item goes. The model reads the conversation in one append-only
+   * context, so only the end is a place it can take: anywhere else is refused, not misordered.
+   */
+  placementError(previous: string | null | undefined): ProtocolError | undefined {
+    const last = this.lastId;
+    if (previous === undefined || previous === null || previous === last) return undefined;
+    if (previous === 'root' && last === null) return undefined;
+    return {
+      code: 'unsupported_feature',
+      message: `items are appended to the end of the conversation (after ${last ?? 'nothing'}); the model's context cannot take one after ${previous}`,
+      param: 'previous_item_id',
+    };
+  }
+
   retrieve(id: string): ProtocolError | undefined {
     const item = this.#byId.get(id);
     if (item === undefined) return unknownItem(id);

@@ -17,6 +17,7 @@ import { appendedAudioBytes, userMessageText } from './client-input.ts';
 import type { Clock } from './clock.ts';
 import { type ConversationItem, ConversationItems } from './conversation-items.ts';
 import { EventIds, randomId } from './ids.ts';
+import { assistantItemError, type NamedItem, REMEMBERED_USER_ITEMS, RecentIds, truncateError } from './item-checks.ts';
 import type { OutboundEvent } from './outbound-event.ts';
 import { PlayoutEstimator } from './playout-estimator.ts';
 import { errorEvent, type ProtocolError } from './protocol-error.ts';
@@ -40,8 +41,6 @@ export interface RealtimeConnectionOptions {
 }
 
 type EventOf<T extends ClientEvent['type']> = Extract<ClientEvent, { type: T }>;
-
-const REMEMBERED_USER_ITEMS = 512;
 
 /**
  * One client realtime socket bound to one worker session. Client events are validated and turned
@@ -68,7 +67,7 @@ export class RealtimeConnection {
   /** The client sent a GA `session.update` (`session.type: 'realtime'`): beta event aliases are not sent. */
   #gaClient = false;
   readonly #relay: TimelineRelay;
-  readonly #userItems = new Set<string>();
+  readonly #userItems = new RecentIds(REMEMBERED_USER_ITEMS);
   /** User and assistant items in conversation order (previous_item_id chains, retrieve, delete). */
   readonly #conversation: ConversationItems;
   readonly #eventIds = new EventIds();
@@ -249,7 +248,7 @@ export class RealtimeConnection {
         return undefined;
       }
       case 'venus.playback.ack': {
-        const error = this.#checkAssistantItem(event.item_id);
+        const error = assistantItemError(event.item_id, this.#named(event.item_id));
         if (error !== undefined) return error;
         this.#state = { ...this.#state, playbackAcks: true };
         const { item_id: utteranceId, played_ms: playedMs } = event;
@@ -294,9 +293,9 @@ export class RealtimeConnection {
     if (this.#userItems.has(itemId) || this.#responses.item(itemId) !== undefined) {
       return { code: 'invalid_event', message: `item ${itemId} already exists`, param: 'item.id' };
     }
-    const placement = this.#checkPlacement(event.previous_item_id);
+    const placement = this.#conversation.placementError(event.previous_item_id);
     if (placement !== undefined) return placement;
-    this.#rememberUserItem(itemId);
+    this.#userItems.add(itemId);
     this.#send({ kind: 'text', session: this.sessionId, itemId, text: text.value });
     const item: ConversationItem = {
       id: itemId,
@@ -314,37 +313,9 @@ export class RealtimeConnection {
     return undefined;
   }
 
-  /**
-   * A client may name where its item goes. The model reads the conversation in one append-only
-   * context, so only the end is a place it can take: anywhere else is refused, not misordered.
-   */
-  #checkPlacement(previous: string | null | undefined): ProtocolError | undefined {
-    const last = this.#conversation.lastId;
-    if (previous === undefined || previous === null || previous === last) return undefined;
-    if (previous === 'root' && last === null) return undefined;
-    return {
-      code: 'unsupported_feature',
-      message: `items are appended to the end of the conversation (after ${last ?? 'nothing'}); the model's context cannot take one after ${previous}`,
-      param: 'previous_item_id',
-    };
-  }
-
   #truncate(event: EventOf<'conversation.item.truncate'>): ProtocolError | undefined {
-    const error = this.#checkAssistantItem(event.item_id);
+    const error = truncateError(event, this.#named(event.item_id));
     if (error !== undefined) return error;
-    if (event.content_index !== 0) {
-      return {
-        code: 'invalid_event',
-        message: 'assistant items have one content part (index 0)',
-        param: 'content_index',
-      };
-    }
-    const sentMs = this.#responses.item(event.item_id)?.audioMs ?? 0;
-    // One ms of slack: clients round the position they cut at.
-    if (event.audio_end_ms > Math.ceil(sentMs) + 1) {
-      const message = `audio_end_ms ${event.audio_end_ms} is past the ${Math.round(sentMs)} ms of audio sent`;
-      return { code: 'invalid_event', message, param: 'audio_end_ms' };
-    }
     const { item_id: utteranceId, audio_end_ms: playedMs } = event;
     this.#estimator.truncate(utteranceId);
     this.#send({ kind: 'playback_ack', session: this.sessionId, utteranceId, playedMs, source: 'truncate' });
@@ -352,28 +323,12 @@ export class RealtimeConnection {
     return undefined;
   }
 
-  #checkAssistantItem(itemId: string): ProtocolError | undefined {
-    if (this.#responses.item(itemId) !== undefined) return undefined;
-    if (this.#userItems.has(itemId)) {
-      return {
-        code: 'invalid_event',
-        message: `item ${itemId} is a user item; only assistant audio items apply`,
-        param: 'item_id',
-      };
-    }
+  #named(itemId: string): NamedItem {
     return {
-      code: 'wrong_session',
-      message: `no assistant item ${itemId} in session ${this.sessionId}`,
-      param: 'item_id',
+      sessionId: this.sessionId,
+      sentMs: this.#responses.item(itemId)?.audioMs,
+      userItem: this.#userItems.has(itemId),
     };
-  }
-
-  #rememberUserItem(itemId: string): void {
-    this.#userItems.add(itemId);
-    if (this.#userItems.size > REMEMBERED_USER_ITEMS) {
-      const oldest = this.#userItems.values().next().value;
-      if (oldest !== undefined) this.#userItems.delete(oldest);
-    }
   }
 
   #onWorkerFrame(frame: WorkerToEdgeFrame): void {
