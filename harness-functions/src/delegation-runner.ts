@@ -1,5 +1,6 @@
 import {
   type BackendResult,
+  CLIENT_FUNCTION_LIMITS,
   DELEGATION_LIMITS,
   type DelegationRequest,
   type DeliveryPolicy,
@@ -7,6 +8,7 @@ import {
   VenusError,
 } from '@venus/protocol';
 import { raceAbort } from './abortable.ts';
+import { clientFunctions, isClientFunction } from './client-functions.ts';
 import { type Evidence, readEvidence, type TimelineReader } from './evidence.ts';
 import type { VenusFunction } from './function-definition.ts';
 import type { FunctionRegistry } from './function-registry.ts';
@@ -77,15 +79,28 @@ export class DelegationRunner {
       if (signal.aborted) throw signal.reason;
       const { evidence } = hooks;
       const context = evidence === undefined ? {} : { evidence };
-      const plan = await raceAbort(this.#planner.plan(request.query, this.registry.list(), context), signal);
+      const own = this.registry.list();
+      const client = clientFunctions(request.clientFunctions ?? [], own);
+      const candidates = client.length === 0 ? own : [...own, ...client];
+      const plan = await raceAbort(this.#planner.plan(request.query, candidates, context), signal);
       if (plan === null) throw new VenusError('function_not_found', 'no function fits the query');
-      fn = this.registry.get(plan.functionName);
+      fn = this.registry.get(plan.functionName) ?? client.find((c) => c.name === plan.functionName);
       if (fn === undefined) throw new VenusError('function_not_found', `no function named "${plan.functionName}"`);
       const parsed = fn.parameters.safeParse(plan.args);
       if (!parsed.success) {
         throw new VenusError('invalid_arguments', "I couldn't make out the details", { cause: parsed.error });
       }
       hooks.onPlanned?.(fn.name);
+      if (isClientFunction(fn)) {
+        // Not run here: the client is asked to, and its output becomes the work's result.
+        const args = JSON.stringify(parsed.data);
+        if (args.length > CLIENT_FUNCTION_LIMITS.maxArgumentsChars) {
+          throw new VenusError('invalid_arguments', 'the details were too long to pass on');
+        }
+        const result = this.#result(request, fn, true, '', undefined);
+        result.clientCall = { name: fn.name, arguments: args };
+        return { ok: true, functionName: fn.name, result };
+      }
       const output = await raceAbort(
         fn.run(parsed.data, {
           signal,

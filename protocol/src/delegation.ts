@@ -1,4 +1,9 @@
 import { z } from 'zod';
+import { ClientCallSchema, ClientFunctionsSchema } from './client-functions.ts';
+
+/** Client functions travel with delegations; their schemas and limits are exported from here. */
+export * from './client-functions.ts';
+
 import { WorkStateSchema } from './work-state.ts';
 
 /** Limits from the official harness (see README "Limits"). */
@@ -75,6 +80,8 @@ export const DelegationRequestSchema = z.object({
   createdAtMs: z.number().nonnegative(),
   /** The session's other works at the moment of delegation; absent when the host sends none. */
   workSnapshot: WorkSnapshotSchema.optional(),
+  /** The session's client functions (its declared tools): candidates the planner may pick besides its own. */
+  clientFunctions: ClientFunctionsSchema.optional(),
 });
 export type DelegationRequest = z.infer<typeof DelegationRequestSchema>;
 export type DelegationRequestInput = z.input<typeof DelegationRequestSchema>;
@@ -101,6 +108,11 @@ export const BackendResultSchema = z.object({
    * before ordinary ones; `progress` goes last. Absent: an ordinary result.
    */
   urgency: ResultUrgencySchema.optional(),
+  /**
+   * The planner picked a client function: the harness did not run it, and this is the call the
+   * client is to make. The session host waits for the client's output as the work's real result.
+   */
+  clientCall: ClientCallSchema.optional(),
   completedAtMs: z.number().nonnegative(),
   expiresAtMs: z.number().nonnegative(),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CLIENT_FUNCTION_LIMITS } from './client-functions.ts';
 import { ERROR_CODES } from './errors.ts';
 import { SessionConfigSchema } from './session-config.ts';
 import { TimelineEventSchema } from './timeline.ts';
@@ -33,6 +34,14 @@ export const EdgeToWorkerFrameSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('cancel_response'), session }),
   /** `eventId`: the client event it came from, so the worker's refusal names it (`session.error`). */
   z.object({ kind: z.literal('cancel_work'), session, workId: z.string(), eventId: z.string().optional() }),
+  /** A client's `function_call_output` for a client call (`work.client_call`): the work's result. */
+  z.object({
+    kind: z.literal('function_output'),
+    session,
+    callId: z.string().min(1).max(160),
+    output: z.string().max(CLIENT_FUNCTION_LIMITS.maxOutputChars),
+    eventId: z.string().optional(),
+  }),
   z.object({ kind: z.literal('close'), session, reason: z.string() }),
 ]);
 export type EdgeToWorkerFrame = z.infer<typeof EdgeToWorkerFrameSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ClientFunctionsSchema } from './client-functions.ts';
 import { DeliveryPolicySchema } from './delegation.ts';
 
 /** Per-session settings the foreground loop runs under. */
@@ -9,6 +10,8 @@ export const SessionConfigSchema = z.object({
   deliveryPolicy: DeliveryPolicySchema.default('when_idle'),
   voice: z.string().min(1).max(64).default('en-us'),
   instructions: z.string().max(20_000).optional(),
+  /** The client's own functions (its declared tools), offered to the planner with every delegation. */
+  tools: ClientFunctionsSchema.optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export type SessionConfigInput = z.input<typeof SessionConfigSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CLIENT_FUNCTION_LIMITS } from './client-functions.ts';
 import { BackendResultSchema, DeliveryPolicySchema, WorkIdSchema } from './delegation.ts';
 import { ERROR_CODES } from './errors.ts';
 import { MediaRefSchema } from './media-store.ts';
@@ -100,6 +101,13 @@ export const TimelineEventSchema = z.discriminatedUnion('type', [
   }),
   background('work.progress', { workId: WorkIdSchema, message: z.string(), elapsedMs: z.number() }),
   background('work.result', { result: BackendResultSchema }),
+  /** The work's function is the client's: the client is asked to call it (an OpenAI `function_call` item). */
+  background('work.client_call', {
+    workId: WorkIdSchema,
+    callId: z.string().min(1).max(160),
+    name: z.string().min(1).max(64),
+    arguments: z.string().max(CLIENT_FUNCTION_LIMITS.maxArgumentsChars),
+  }),
   /** The boundary at which a landed result entered the model's input. */
   background('work.admitted', {
     workId: WorkIdSchema,

@@ -13,8 +13,8 @@ import {
 } from './intents.ts';
 import {
   askForCity,
-  FALLBACK_REPLY,
   GREETING_REPLY,
+  lookInto,
   RESUME_DECLINED,
   RESUME_OFFER,
   repairReply,
@@ -261,7 +261,7 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
         return;
       case 'unknown':
         // A lone "okay" after the assistant finished needs no answer.
-        if (readOverlap(text) !== 'backchannel') this.enqueue({ text: FALLBACK_REPLY, role: 'other' });
+        if (readOverlap(text) !== 'backchannel') this.enqueue({ text: lookInto(text), role: 'other' });
         return;
     }
   }

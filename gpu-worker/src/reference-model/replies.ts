@@ -1,5 +1,5 @@
 import { DELEGATION_LIMITS } from '@venus/protocol';
-import type { RequestIntent } from './intents.ts';
+import { type RequestIntent, sanitizeUserText } from './intents.ts';
 
 /**
  * What the reference model says. Replies to requests it cannot answer itself carry one hidden
@@ -14,7 +14,6 @@ const PATIENCE = 'It may take a few seconds, so bear with me; meanwhile, feel fr
 
 export const GREETING_REPLY =
   'Hello! I can check the weather or the time anywhere in the world, and work out calculations and conversions. What would you like?';
-export const FALLBACK_REPLY = 'Sorry, I can only help with weather, world time and calculations for now.';
 export const RESUME_OFFER = 'Shall I go back to what I was saying before?';
 export const RESUME_DECLINED = 'Alright.';
 
@@ -44,6 +43,15 @@ export function replyTo(intent: RequestIntent): string {
     case 'calc':
       return `Let me work that out. ${delegate(query(intent))}`;
   }
+}
+
+/**
+ * A request the model cannot answer itself goes to the harness as the user put it: one of its
+ * functions may fit (the client's own tools among them), and if none does, the harness's apology
+ * is what gets spoken, so the user never meets silence.
+ */
+export function lookInto(text: string): string {
+  return `Let me look into that. ${delegate(sanitizeUserText(text))}${PATIENCE}`;
 }
 
 /** The regenerated continuation after a correction: acknowledges the new slot, delegates again. */

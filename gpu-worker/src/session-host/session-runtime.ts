@@ -176,6 +176,9 @@ export class SessionRuntime {
       case 'cancel_work':
         this.desk.cancel(frame.workId, 'client_cancel', true, frame.eventId);
         return;
+      case 'function_output':
+        this.desk.clientOutput(frame.callId, frame.output, frame.eventId);
+        return;
       case 'close':
         void this.close(frame.reason);
         return;

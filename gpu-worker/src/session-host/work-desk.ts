@@ -1,6 +1,11 @@
 import {
+  type BackendResult,
   BackendResultSchema,
+  CLIENT_FUNCTION_LIMITS,
+  clientCallId,
+  DELEGATION_LIMITS,
   type DelegationExecutor,
+  spokenClientOutput,
   stripReservedTags,
   toVenusError,
   type WorkEvent,
@@ -8,6 +13,7 @@ import {
 } from '@venus/protocol';
 import type { SessionState } from './session-state.ts';
 import type { UtteranceHandle } from './utterance-handle.ts';
+import type { WorkRecord } from './work-ledger.ts';
 
 /**
  * The session's side of background work: hands delegations to the executor with their evidence
@@ -53,6 +59,7 @@ export class WorkDesk {
         createdAtMs: s.now(),
         workSnapshot: s.book.snapshot(workId, s.nowMs()),
         policy: policy === 'when_idle' ? undefined : policy,
+        ...(s.config.tools === undefined || s.config.tools.length === 0 ? {} : { clientFunctions: s.config.tools }),
       })
       .catch((err: unknown) => {
         const e = toVenusError(err);
@@ -83,8 +90,81 @@ export class WorkDesk {
       s.writer.error('invalid_event', `result for ${event.workId} is malformed`);
       return;
     }
-    const result = { ...parsed.data, text: stripReservedTags(parsed.data.text) };
-    this.setState(event.workId, result.ok ? 'COMPLETED' : 'FAILED', result.ok ? undefined : 'function failed');
+    const { clientCall, ...result } = parsed.data;
+    if (clientCall !== undefined) {
+      if (work.clientCall !== undefined) return; // a retried job's second plan: the client is asked once
+      const callId = clientCallId(work.workId);
+      work.clientCall = { callId, name: clientCall.name, askedAtMs: s.nowMs(), policy: result.policy };
+      const data = { workId: work.workId, callId, name: clientCall.name, arguments: clientCall.arguments };
+      s.writer.append({ stream: 'background', type: 'work.client_call', data });
+      return;
+    }
+    this.#land(result);
+  }
+
+  /**
+   * A client's `function_call_output` for the call of one of this session's works: the work's result,
+   * landed like the harness's own and admitted under the work's delivery policy. An unknown call is
+   * refused; one no longer waiting (answered, cancelled, timed out) is dropped. Neither changes anything.
+   */
+  clientOutput(callId: string, output: string, eventId?: string): void {
+    const { s } = this;
+    const work = s.book.works.all().find((w) => w.clientCall?.callId === callId);
+    if (work?.clientCall !== undefined && (work.resultSeq !== null || work.state !== 'RUNNING')) {
+      return; // answered already, cancelled or timed out: its work.state said so, and this output comes too late
+    }
+    if (work?.clientCall === undefined) {
+      const message = `no function call ${callId} is waiting for output in this session`;
+      s.writer.append({
+        stream: 'system',
+        type: 'session.error',
+        data: { code: 'work_not_found', message, ...(eventId === undefined ? {} : { eventId }) },
+      });
+      return;
+    }
+    const text = spokenClientOutput(output).slice(0, DELEGATION_LIMITS.maxResultChars);
+    this.#land(this.#clientResult(work.workId, work.clientCall, true, text === '' ? 'Done.' : text, output));
+  }
+
+  /** Client calls whose output is overdue fail, with an apology to speak. */
+  #expireClientCalls(nowMs: number): void {
+    for (const work of this.s.book.works.all()) {
+      const call = work.clientCall;
+      if (call === undefined || work.state !== 'RUNNING' || work.resultSeq !== null) continue;
+      if (nowMs - call.askedAtMs < CLIENT_FUNCTION_LIMITS.outputTimeoutMs) continue;
+      const text = `Sorry, I couldn't get that: the app did not answer in time.`;
+      this.#land(this.#clientResult(work.workId, call, false, text, undefined));
+    }
+  }
+
+  #clientResult(
+    workId: string,
+    call: NonNullable<WorkRecord['clientCall']>,
+    ok: boolean,
+    text: string,
+    output: string | undefined,
+  ): BackendResult {
+    const { s } = this;
+    const completedAtMs = s.now();
+    return {
+      workId,
+      session: s.sessionId,
+      incarnation: s.model.incarnation,
+      ok,
+      text,
+      functionName: call.name,
+      policy: call.policy,
+      completedAtMs,
+      expiresAtMs: completedAtMs + DELEGATION_LIMITS.resultTtlMs,
+      ...(output === undefined ? {} : { data: { output } }),
+    };
+  }
+
+  #land(landed: BackendResult): void {
+    const { s } = this;
+    const result = { ...landed, text: stripReservedTags(landed.text) };
+    const reason = result.ok ? undefined : 'function failed';
+    this.setState(result.workId, result.ok ? 'COMPLETED' : 'FAILED', reason);
     const ev = s.writer.append({ stream: 'background', type: 'work.result', data: { result } });
     const overflowed = s.book.land(result, ev.seq, ev.chunk, ev.atMs);
     if (overflowed) this.setState(overflowed, 'EXPIRED', 'result buffer full');
@@ -94,6 +174,7 @@ export class WorkDesk {
   admit(chunk: number): void {
     const { s } = this;
     const nowMs = s.nowMs();
+    this.#expireClientCalls(nowMs);
     const plan = s.book.planBoundary({
       chunk,
       nowMs,

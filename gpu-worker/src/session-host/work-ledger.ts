@@ -1,4 +1,4 @@
-import { canTransition, isInFlight, isTerminal, type WorkState } from '@venus/protocol';
+import { type BackendResult, canTransition, isInFlight, isTerminal, type WorkState } from '@venus/protocol';
 
 /** One delegation as the session host tracks it. */
 export interface WorkRecord {
@@ -15,6 +15,8 @@ export interface WorkRecord {
   createdAtMs: number;
   /** The function the harness chose for it, once it said. */
   functionName?: string;
+  /** Set while the work waits for the client to run its client function (session clock). */
+  clientCall?: { callId: string; name: string; askedAtMs: number; policy: BackendResult['policy'] };
 }
 
 /** Works a session remembers; past it, the oldest finished ones are forgotten (open ones never are). */

@@ -36,6 +36,18 @@ describe('extractArguments', () => {
       q: 'look up the opening hours of the museum',
     });
   });
+
+  it('gives an identifier property the only token with a digit, and nothing when there are several', () => {
+    const order = ParametersSchema.parse({
+      type: 'object',
+      properties: { order_id: { type: 'string' }, note: { type: 'string' } },
+      required: ['order_id'],
+    });
+    expect(extractArguments('where is my order 4417?', order)).toEqual({ order_id: '4417' });
+    expect(extractArguments('where is order AB-12?', order)).toEqual({ order_id: 'AB-12' });
+    expect(extractArguments('is order 12 or 13 here', order)).toBeNull();
+    expect(extractArguments('where is my order', order)).toBeNull();
+  });
 });
 
 describe('parametersValidator', () => {

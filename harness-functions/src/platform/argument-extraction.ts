@@ -6,7 +6,8 @@ import type { FunctionParameters, Parameter } from '@venus/protocol';
  * 2. `key=value` or `key: value` pairs naming declared properties (values may be quoted);
  * 3. for required properties still missing: an enum value the query mentions; the only number in
  *    the query for a single missing numeric property; and, when exactly one free-text string
- *    property is missing, the whole query (minus what steps 1-2 used).
+ *    property is missing, the whole query (minus what steps 1-2 used); but a string property named
+ *    as an identifier (`order_id`, `tracking_number`, `code`) takes the only token with a digit in it.
  * Returns null when a required property is still missing. Limitation: anything subtler ("the
  * second one", dates in words, two free-text fields) needs a model-backed planner.
  *
@@ -41,10 +42,13 @@ export function extractArguments(query: string, parameters: FunctionParameters):
   const numbers = [...rest.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => Number(m[0]));
   const missingNumeric = missing.filter((key) => isNumeric(properties[key]!));
   const missingText = missing.filter((key) => isFreeText(properties[key]!));
+  const digitTokens = [...rest.matchAll(/[A-Za-z0-9][A-Za-z0-9-]*/g)].map((m) => m[0]).filter((t) => /\d/.test(t));
   for (const key of missing) {
     const property = properties[key]!;
     const choices = enumValues(property);
-    if (choices !== undefined) {
+    if (isFreeText(property) && IDENTIFIER_NAME.test(key)) {
+      if (digitTokens.length === 1) args[key] = digitTokens[0];
+    } else if (choices !== undefined) {
       const mentioned = choices.filter((choice) => mentions(rest, String(choice)));
       if (mentioned.length === 1) args[key] = mentioned[0];
     } else if (isNumeric(property) && missingNumeric.length === 1 && numbers.length === 1) {
@@ -56,6 +60,9 @@ export function extractArguments(query: string, parameters: FunctionParameters):
   }
   return parameters.required.every((key) => key in args) ? args : null;
 }
+
+/** Property names that ask for an identifier rather than free text. */
+const IDENTIFIER_NAME = /(?:^|_)(?:id|number|no|code|ref|reference)$/i;
 
 function findJsonObject(query: string): { text: string; value: Record<string, unknown> } | null {
   const start = query.indexOf('{');
