@@ -1,6 +1,13 @@
-import { OpenAIRealtimeWebSocket, RealtimeAgent, type RealtimeItem, RealtimeSession } from '@openai/agents-realtime';
+import {
+  OpenAIRealtimeWebSocket,
+  RealtimeAgent,
+  type RealtimeItem,
+  RealtimeSession,
+  tool,
+} from '@openai/agents-realtime';
 import { createBuiltinFunctions } from '@venus/harness-functions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { type EmbeddedRuntime, startEmbeddedRuntime } from '../embedded/embedded-runtime.ts';
 import { until } from './support/until.ts';
 
@@ -9,7 +16,8 @@ import { until } from './support/until.ts';
  * over its WebSocket transport against the embedded runtime (edge + session host + reference model +
  * in-process harness). The SDK keeps its own history from `previous_item_id` chains, takes the
  * agent's text from `response.done` content (`output_audio` transcripts), and after `interrupt()`
- * truncates and retrieves the item: each of these is checked as the SDK itself sees it.
+ * truncates and retrieves the item, and it runs its own client-side tools when a `function_call`
+ * item names them: each of these is checked as the SDK itself sees it.
  */
 interface RawEvent {
   type: string;
@@ -33,8 +41,8 @@ afterAll(async () => {
 });
 
 /** A connected SDK session and everything it reported: raw server events, errors, agent_end texts. */
-async function openSession() {
-  const agent = new RealtimeAgent({ name: 'venus', instructions: 'Answer briefly.' });
+async function openSession(tools: ReturnType<typeof tool>[] = []) {
+  const agent = new RealtimeAgent({ name: 'venus', instructions: 'Answer briefly.', tools });
   const session = new RealtimeSession(agent, {
     transport: new OpenAIRealtimeWebSocket({ url: wsUrl }),
     model: 'venus-reference',
@@ -59,6 +67,16 @@ const textOf = (item: RealtimeItem): string => {
     .map((part) => ('text' in part ? (part.text ?? '') : 'transcript' in part ? (part.transcript ?? '') : ''))
     .join('');
 };
+
+/** The id of the assistant item whose finished transcript matches, once its response is done. */
+function spokenItem(raw: RawEvent[], pattern: RegExp): string | undefined {
+  for (const e of raw) {
+    if (e.type !== 'response.done') continue;
+    const item = (e.response as { output: { id: string; content?: { transcript?: string }[] }[] }).output[0];
+    if (item?.content?.some((part) => pattern.test(part.transcript ?? ''))) return item.id;
+  }
+  return undefined;
+}
 
 describe('@openai/agents-realtime against the edge', () => {
   it('a typed turn: history in conversation order with chained previous ids, agent_end with the reply text', async () => {
@@ -130,4 +148,76 @@ describe('@openai/agents-realtime against the edge', () => {
       session.close();
     }
   }, 60_000);
+
+  it('a client-side tool() is called as a delegation: the assistant talks on, the result is spoken after', async () => {
+    let calledAt = -1;
+    const lookupOrder = tool({
+      name: 'lookup_order',
+      description: 'Looks up where a customer order is: its shipping status and delivery date.',
+      parameters: z.object({ order_id: z.string().describe('The order number') }),
+      execute: async ({ order_id }) => {
+        calledAt = raw.length;
+        return `Order ${order_id} shipped on Monday and arrives on Friday.`;
+      },
+    });
+    const { session, raw, errors, find } = await openSession([lookupOrder]);
+    try {
+      session.sendMessage('Where is my order 4417?');
+      await until('the tool result spoken', () => spokenItem(raw, /arrives on Friday/) !== undefined, 45_000);
+
+      // The tool ran once, with the argument the planner read from the request per the tool's schema.
+      const call = find('response.output_item.done', (e) => (e.item as { type: string }).type === 'function_call');
+      expect(call?.item).toMatchObject({ name: 'lookup_order', arguments: '{"order_id":"4417"}', status: 'completed' });
+      expect(calledAt).toBeGreaterThan(raw.indexOf(call!));
+
+      // The acknowledgement was being spoken before the call and went on after it: nothing waited
+      // for the tool. (It is about six seconds of speech; the call goes out after its first sentence.)
+      const ackId = String(find('response.output_audio.delta')!.item_id);
+      const ackAudio = raw.flatMap((e, i) =>
+        e.type === 'response.output_audio.delta' && e.item_id === ackId ? [i] : [],
+      );
+      expect(ackAudio[0]).toBeLessThan(raw.indexOf(call!));
+      expect(ackAudio.at(-1)).toBeGreaterThan(raw.indexOf(call!));
+      const ackDone = raw.findIndex(
+        (e) => e.type === 'response.done' && (e.response as { output: { id: string }[] }).output[0]?.id === ackId,
+      );
+      expect(ackDone).toBeGreaterThan(raw.indexOf(call!));
+
+      // The output came back as an item, and the result was spoken after it, in a response of its own.
+      const output = raw.findIndex(
+        (e) => e.type === 'conversation.item.added' && (e.item as { type: string }).type === 'function_call_output',
+      );
+      expect(output).toBeGreaterThan(calledAt - 1);
+      const resultId = spokenItem(raw, /arrives on Friday/);
+      expect(resultId).not.toBe(ackId);
+      const spoken = raw.findIndex((e) => e.type === 'response.output_audio.delta' && e.item_id === resultId);
+      expect(spoken).toBeGreaterThan(output);
+
+      // venus.* events said what was pending: the work running the client's function, then its result.
+      const workId = String(find('venus.function_call')!.work_id);
+      expect(find('venus.work.state', (e) => e.work_id === workId && e.state === 'RUNNING')).toMatchObject({
+        function_name: 'lookup_order',
+      });
+      expect(find('venus.work.result', (e) => e.work_id === workId)).toMatchObject({ ok: true });
+      // The SDK's own history holds the call with its output.
+      const toolItem = session.history.find((item) => item.type === 'function_call');
+      expect(toolItem).toMatchObject({ name: 'lookup_order', status: 'completed' });
+      expect(String((toolItem as { output?: unknown }).output)).toContain('arrives on Friday');
+      expect(errors).toEqual([]);
+      expect(raw.filter((e) => e.type === 'error')).toEqual([]);
+    } finally {
+      session.close();
+    }
+  }, 90_000);
+
+  it('a request no function fits gets a spoken apology, not silence', async () => {
+    const { session, raw, errors } = await openSession();
+    try {
+      session.sendMessage('Sing me a song about the sea');
+      await until('the apology spoken', () => spokenItem(raw, /^Sorry/) !== undefined, 45_000);
+      expect(errors).toEqual([]);
+    } finally {
+      session.close();
+    }
+  }, 90_000);
 });

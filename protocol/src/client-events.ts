@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DeliveryPolicySchema } from './delegation.ts';
+import { CLIENT_FUNCTION_LIMITS, DeliveryPolicySchema } from './delegation.ts';
 
 /**
  * Client -> server events of the public realtime protocol: an OpenAI-Realtime-compatible subset
@@ -64,14 +64,25 @@ export const ClientEventSchema = z.discriminatedUnion('type', [
     type: z.literal('conversation.item.create'),
     event_id: eventId,
     previous_item_id: z.string().nullable().optional(),
-    item: z
-      .object({
-        id: z.string().max(128).optional(),
-        type: z.literal('message'),
-        role: z.enum(['user', 'system']),
-        content: z.array(ContentPartSchema).min(1),
-      })
-      .loose(),
+    item: z.discriminatedUnion('type', [
+      z
+        .object({
+          id: z.string().max(128).optional(),
+          type: z.literal('message'),
+          role: z.enum(['user', 'system']),
+          content: z.array(ContentPartSchema).min(1),
+        })
+        .loose(),
+      /** A client function's output, answering the server's `function_call` item of the same `call_id`. */
+      z
+        .object({
+          id: z.string().max(128).optional(),
+          type: z.literal('function_call_output'),
+          call_id: z.string().min(1).max(160),
+          output: z.string().max(CLIENT_FUNCTION_LIMITS.maxOutputChars),
+        })
+        .loose(),
+    ]),
   }),
   z.object({ type: z.literal('conversation.item.retrieve'), event_id: eventId, item_id: z.string().max(128) }),
   z.object({ type: z.literal('conversation.item.delete'), event_id: eventId, item_id: z.string().max(128) }),

@@ -1,5 +1,10 @@
 import type { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
-import { type ConversationItem, type ConversationItems, presentContent } from './conversation-items.ts';
+import {
+  type ConversationItem,
+  type ConversationItems,
+  type MessageItem,
+  presentContent,
+} from './conversation-items.ts';
 import { randomId } from './ids.ts';
 import type { Emit } from './outbound-event.ts';
 import type { PlayoutEstimator } from './playout-estimator.ts';
@@ -97,7 +102,7 @@ export class AssistantResponses {
     const part = { type: 'output_audio', transcript } as const;
     emit({ type: 'response.content_part.done', ...where, part: this.#present(part) });
     const completed = reason === 'completed';
-    const finished: ConversationItem = messageItem(item, completed ? 'completed' : 'incomplete', [part]);
+    const finished: MessageItem = messageItem(item, completed ? 'completed' : 'incomplete', [part]);
     const message = this.#deps.conversation.present(finished);
     emit({ type: 'response.output_item.done', response_id: item.responseId, output_index: 0, item: message });
     this.#deps.conversation.done(item.itemId, { status: finished.status, content: finished.content });
@@ -190,7 +195,8 @@ export class AssistantResponses {
   }
 }
 
-function responseObject(id: string, status: string) {
+/** An OpenAI `realtime.response` with no output yet. */
+export function responseObject(id: string, status: string) {
   return {
     id,
     object: 'realtime.response',
@@ -206,7 +212,7 @@ function responseObject(id: string, status: string) {
 function messageItem(
   item: AssistantItem,
   status: ConversationItem['status'],
-  content: ConversationItem['content'],
-): ConversationItem {
+  content: MessageItem['content'],
+): MessageItem {
   return { id: item.itemId, role: 'assistant', status, content };
 }

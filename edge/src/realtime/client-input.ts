@@ -19,7 +19,7 @@ export function appendedAudioBytes(audio: string, format: CanonicalAudioFormat):
   return { ok: true, value: bytes };
 }
 
-type CreatedItem = Extract<ClientEvent, { type: 'conversation.item.create' }>['item'];
+type CreatedItem = Extract<Extract<ClientEvent, { type: 'conversation.item.create' }>['item'], { type: 'message' }>;
 
 /** The text a `conversation.item.create` gives the model: a user message's text parts, joined. */
 export function userMessageText(item: CreatedItem): Checked<string> {

@@ -14,12 +14,35 @@ export type ItemContent =
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
 /** What the edge keeps of a conversation item: enough to chain, retrieve and delete it. */
-export interface ConversationItem {
+export interface MessageItem {
+  type?: 'message';
   id: string;
   role: 'user' | 'assistant';
   status: ItemStatus;
   content: ItemContent[];
 }
+
+/** The assistant asking the client to run one of its functions (a client call of a delegation). */
+export interface FunctionCallItem {
+  type: 'function_call';
+  id: string;
+  status: ItemStatus;
+  callId: string;
+  name: string;
+  /** JSON object text. */
+  arguments: string;
+}
+
+/** The client's answer to a function call. */
+export interface FunctionCallOutputItem {
+  type: 'function_call_output';
+  id: string;
+  status: ItemStatus;
+  callId: string;
+  output: string;
+}
+
+export type ConversationItem = MessageItem | FunctionCallItem | FunctionCallOutputItem;
 
 export interface ConversationItemsDeps {
   emit: Emit;
@@ -67,7 +90,16 @@ export class ConversationItems {
     return this.#byId.has(id);
   }
 
-  get(id: string): ConversationItem | undefined {
+  /** The message item of this id (user or assistant); undefined for function call items. */
+  get(id: string): MessageItem | undefined {
+    const item = this.#byId.get(id);
+    return item === undefined || item.type === 'function_call' || item.type === 'function_call_output'
+      ? undefined
+      : item;
+  }
+
+  /** Any item of this id, messages and function call items alike. */
+  item(id: string): ConversationItem | undefined {
     return this.#byId.get(id);
   }
 
@@ -87,7 +119,7 @@ export class ConversationItems {
   }
 
   /** Updates the item (status, content) and sends `conversation.item.done` with its place. */
-  done(id: string, change: Partial<Pick<ConversationItem, 'status' | 'content'>> = {}): void {
+  done(id: string, change: Partial<Pick<MessageItem, 'status' | 'content'>> = {}): void {
     const item = this.#byId.get(id);
     if (item === undefined) return;
     Object.assign(item, change);
@@ -123,7 +155,7 @@ export class ConversationItems {
 
   /**
    * `conversation.item.delete`: the item leaves the conversation the client sees (later items chain
-   * past it). The model's context keeps what it already read; the caller says so with a notice.
+   * past it). The model's context keeps what it already read, and a `venus.notice` says so.
    */
   delete(id: string): ProtocolError | undefined {
     const item = this.#byId.get(id);
@@ -138,11 +170,25 @@ export class ConversationItems {
     this.#byId.delete(id);
     this.#order.splice(this.#order.indexOf(id), 1);
     this.#deps.emit({ type: 'conversation.item.deleted', item_id: id });
+    // Honest about the mapping: the model's context is append-only.
+    this.#deps.emit({
+      type: 'venus.notice',
+      code: 'item_deleted_from_view',
+      message: `item ${id} left the conversation's items; the model's context keeps what it already read`,
+    });
     return undefined;
   }
 
   /** The item as the client's dialect names it (OpenAI's `realtime.item`). */
   present(item: ConversationItem): Record<string, unknown> {
+    if (item.type === 'function_call') {
+      const { id, status, name, callId, arguments: args } = item;
+      return { id, object: 'realtime.item', type: 'function_call', status, name, call_id: callId, arguments: args };
+    }
+    if (item.type === 'function_call_output') {
+      const { id, status, callId, output } = item;
+      return { id, object: 'realtime.item', type: 'function_call_output', status, call_id: callId, output };
+    }
     return {
       id: item.id,
       object: 'realtime.item',

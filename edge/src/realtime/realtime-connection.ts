@@ -16,6 +16,7 @@ import { parseClientEvent } from './client-event-parser.ts';
 import { appendedAudioBytes, userMessageText } from './client-input.ts';
 import type { Clock } from './clock.ts';
 import { type ConversationItem, ConversationItems } from './conversation-items.ts';
+import { FunctionCalls } from './function-calls.ts';
 import { EventIds, randomId } from './ids.ts';
 import { assistantItemError, type NamedItem, REMEMBERED_USER_ITEMS, RecentIds, truncateError } from './item-checks.ts';
 import type { OutboundEvent } from './outbound-event.ts';
@@ -70,6 +71,7 @@ export class RealtimeConnection {
   readonly #userItems = new RecentIds(REMEMBERED_USER_ITEMS);
   /** User and assistant items in conversation order (previous_item_id chains, retrieve, delete). */
   readonly #conversation: ConversationItems;
+  readonly #functionCalls: FunctionCalls;
   readonly #eventIds = new EventIds();
   readonly #hooks: SessionHooks | undefined;
   readonly #initialSession: SessionSettings | undefined;
@@ -118,6 +120,9 @@ export class RealtimeConnection {
       conversation: this.#conversation,
     });
     this.#relay = new TimelineRelay({ emit, responses: this.#responses, estimator: this.#estimator });
+    const sendOutput = (output: { callId: string; output: string; eventId?: string }) =>
+      this.#send({ kind: 'function_output', session: this.sessionId, ...output });
+    this.#functionCalls = new FunctionCalls({ emit, conversation: this.#conversation, sendOutput });
   }
 
   get sessionId(): string {
@@ -215,17 +220,8 @@ export class RealtimeConnection {
         return this.#truncate(event);
       case 'conversation.item.retrieve':
         return this.#conversation.retrieve(event.item_id);
-      case 'conversation.item.delete': {
-        const error = this.#conversation.delete(event.item_id);
-        if (error !== undefined) return error;
-        // Honest about the mapping: the model's context is append-only.
-        this.#emit({
-          type: 'venus.notice',
-          code: 'item_deleted_from_view',
-          message: `item ${event.item_id} left the conversation's items; the model's context keeps what it already read`,
-        });
-        return undefined;
-      }
+      case 'conversation.item.delete':
+        return this.#conversation.delete(event.item_id);
       case 'response.create':
         this.#emit({
           type: 'venus.notice',
@@ -287,14 +283,16 @@ export class RealtimeConnection {
   }
 
   #createItem(event: EventOf<'conversation.item.create'>): ProtocolError | undefined {
-    const text = userMessageText(event.item);
-    if (!text.ok) return text.error;
     const itemId = event.item.id ?? randomId('item');
-    if (this.#userItems.has(itemId) || this.#responses.item(itemId) !== undefined) {
+    if (this.#userItems.has(itemId) || this.#conversation.has(itemId) || this.#responses.item(itemId) !== undefined) {
       return { code: 'invalid_event', message: `item ${itemId} already exists`, param: 'item.id' };
     }
     const placement = this.#conversation.placementError(event.previous_item_id);
     if (placement !== undefined) return placement;
+    if (event.item.type === 'function_call_output')
+      return this.#functionCalls.output(event.item, itemId, event.event_id);
+    const text = userMessageText(event.item);
+    if (!text.ok) return text.error;
     this.#userItems.add(itemId);
     this.#send({ kind: 'text', session: this.sessionId, itemId, text: text.value });
     const item: ConversationItem = {
@@ -340,6 +338,7 @@ export class RealtimeConnection {
       case 'timeline':
         this.#hooks?.observe(frame.event);
         this.#relay.handle(frame.event);
+        if (frame.event.type === 'work.client_call') this.#functionCalls.call(frame.event.data);
         return;
       case 'error':
         this.#error({ code: frame.code, message: frame.message }, null);

@@ -5,6 +5,7 @@ import {
   gaFormat,
   resolveDeclaredFormat,
 } from '../audio/audio-format.ts';
+import { parseTools, presentTools } from './client-tools.ts';
 import type { ProtocolError } from './protocol-error.ts';
 
 /** What one realtime connection has agreed with its client: the worker's config plus edge-only settings. */
@@ -30,8 +31,9 @@ export type SessionUpdateResult =
 
 /**
  * Applies a validated `session.update` all or nothing: a bad field leaves the session as it was.
- * Fields the runtime decides for itself (turn detection, tools) are accepted with a `venus.notice`
- * rather than an error, so stock clients that always send them keep working.
+ * Fields the runtime decides for itself (turn detection, tool choice) are accepted with a
+ * `venus.notice` rather than an error, so stock clients that always send them keep working.
+ * Function tools become the session's client functions (client-tools.ts).
  *
  * @example
  *   const result = applySessionUpdate(state, { voice: 'en-gb', venus: { chunk_ms: 160 } });
@@ -53,6 +55,8 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
   );
   if (!output.ok) return output;
 
+  const tools = update.tools === undefined ? undefined : parseTools(update.tools);
+  if (tools !== undefined && !tools.ok) return tools;
   const voice = update.audio?.output?.voice ?? update.voice;
   const parsed = SessionConfigSchema.safeParse({
     ...state.config,
@@ -60,6 +64,7 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
     ...(update.instructions === undefined ? {} : { instructions: update.instructions }),
     ...(update.venus?.chunk_ms === undefined ? {} : { chunkMs: update.venus.chunk_ms }),
     ...(update.venus?.delivery_policy === undefined ? {} : { deliveryPolicy: update.venus.delivery_policy }),
+    ...(tools === undefined ? {} : { tools: tools.tools }),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -81,10 +86,12 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
       message: 'turn taking is decided by the runtime (full duplex); turn_detection settings are ignored',
     });
   }
-  if (update.tools !== undefined && update.tools.length > 0) {
+  if (tools !== undefined) notices.push(...tools.notices);
+  const toolChoice = (update as { tool_choice?: unknown }).tool_choice;
+  if (toolChoice !== undefined && toolChoice !== 'auto') {
     notices.push({
-      code: 'tools_ignored',
-      message: 'tools are run by the server as background work (venus.work.* events); client tools are ignored',
+      code: 'tool_choice_ignored',
+      message: 'the planner chooses among the functions for each delegated request (tool_choice "auto" only)',
     });
   }
   return {
@@ -144,7 +151,8 @@ export function sessionObject(state: RealtimeSessionState): Record<string, unkno
       input: { format: gaFormat(state.inputFormat), turn_detection: turnDetection },
       output: { format: gaFormat(state.outputFormat), voice: state.config.voice },
     },
-    tools: [],
+    tools: presentTools(state.config.tools),
+    tool_choice: 'auto',
     venus: {
       chunk_ms: state.config.chunkMs,
       delivery_policy: state.config.deliveryPolicy,
