@@ -67,6 +67,8 @@ export interface EmbeddedRuntimeOptions {
 
 export interface EmbeddedRuntime {
   url: string;
+  /** The second, TLS listener (`edge.secure`), when there is one. */
+  secureUrl?: string;
   host: SessionHost;
   store: TimelineStore;
   media: MediaStore;
@@ -146,6 +148,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   });
   return {
     url: edge.url,
+    ...(edge.secureUrl === undefined ? {} : { secureUrl: edge.secureUrl }),
     host,
     store,
     media,

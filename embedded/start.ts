@@ -2,6 +2,7 @@ import { closeTenancy, EdgeAuth, edgeAuthOptionsFromEnv, tenancyFromEnv, tlsFrom
 import { llmPlannerFromEnv, RouterPlanner } from '@venus/harness-functions';
 import { createLogger } from '@venus/protocol';
 import { installProcessErrorHooks, settingsOrExit } from '@venus/protocol/node';
+import { devTlsBanner, devTlsListener } from './dev-tls.ts';
 import { startEmbeddedRuntime } from './embedded-runtime.ts';
 import { readStartSettings } from './start-settings.ts';
 
@@ -16,6 +17,8 @@ const log = createLogger('start');
 installProcessErrorHooks(log);
 const { settings, env } = settingsOrExit(() => readStartSettings(), log);
 const tls = tlsFromEnv(env);
+// Without a certificate of its own, wss is also served on VENUS_TLS_PORT with a self-signed one.
+const devTls = await devTlsListener(settings, tls, log);
 const started = performance.now();
 const tenancy = tenancyFromEnv(env);
 // A model-backed planner when VENUS_PLANNER_BASE_URL and VENUS_PLANNER_MODEL are set; the router otherwise.
@@ -33,6 +36,7 @@ const runtime = await startEmbeddedRuntime({
     auth: new EdgeAuth(edgeAuthOptionsFromEnv(env)),
     tenancy,
     ...(tls ? { tls } : {}),
+    ...(devTls.secure ? { secure: devTls.secure } : {}),
   },
 });
 const caps = await runtime.model.capabilities();
@@ -48,6 +52,7 @@ process.stdout.write(
     `Realtime-Venus runtime ready in ${Math.round(performance.now() - started)} ms`,
     `  console    ${runtime.url}/`,
     `  realtime   ${ws}/v1/realtime   (OpenAI-Realtime-compatible + venus.* events)`,
+    ...devTlsBanner(runtime.secureUrl, devTls.certificate),
     `  model      ${caps.model} ${caps.modelRevision}, up to ${caps.maxSessions} sessions`,
     `  timeline   ${settings.VENUS_REDIS_URL ? 'Redis Streams' : 'in-memory'}; harness in process`,
     `  functions  ${runtime.url}/v1/functions   (deploy your own tools; planner: ${planner ? 'model' : 'router'})`,

@@ -56,5 +56,6 @@ export { type LimitsConfig, limitsFromEnv, type TenantLimits } from './tenancy/t
 export { TenantQuotas } from './tenancy/tenant-quotas.ts';
 export { type BucketLimit, TokenBucket } from './tenancy/token-bucket.ts';
 export { InMemoryUsageMeter, type UsageCounters, type UsageMeter, type UsageReport } from './tenancy/usage-meter.ts';
+export { type DevCertificate, devCertificate } from './tls/dev-certificate.ts';
 export { type SelfSignedOptions, selfSignedCertificate } from './tls/self-signed-certificate.ts';
 export { type TlsOptions, tlsFromEnv } from './tls/tls-options.ts';

@@ -43,6 +43,12 @@ export const SETTINGS = {
   VENUS_HOST: z.string().min(1).default('127.0.0.1'),
   VENUS_TLS_KEY_FILE: optionalText,
   VENUS_TLS_CERT_FILE: optionalText,
+  // `npm start` without a key and certificate of its own: https and wss on VENUS_TLS_PORT as well,
+  // with a self-signed certificate kept in VENUS_TLS_DIR (default: a folder in the system temp dir)
+  // and reused while it is valid. VENUS_TLS_SELF_SIGNED=0 serves plain http and ws only.
+  VENUS_TLS_PORT: port(8443),
+  VENUS_TLS_DIR: optionalText,
+  VENUS_TLS_SELF_SIGNED: z.enum(['0', '1']).default('1'),
 
   // Redis: timeline streams, BullMQ, fleet registry, keys and quotas. Unset: all in memory.
   VENUS_REDIS_URL: optionalText.pipe(

@@ -27,6 +27,8 @@ export interface ServeEdgeNodeOptions {
   defaultConfig?: SessionConfigInput;
   /** Serve https and wss with this key and certificate. */
   tls?: TlsOptions;
+  /** Also serve https and wss on a second port (the plain listener stays as it is). */
+  secure?: { port: number; tls: TlsOptions };
   /** Outbound bytes a client may leave unread before it is disconnected (default 8 MiB). */
   maxBufferedBytes?: number;
   /** Developers' functions: their REST API is mounted at `/v1/functions`. */
@@ -38,6 +40,8 @@ export interface ServeEdgeNodeOptions {
 export interface NodeEdgeServer {
   /** http(s)://host:port of the running server. */
   url: string;
+  /** https://host:port of the second, TLS listener, when `secure` was given. */
+  secureUrl?: string;
   close(): Promise<void>;
 }
 
@@ -111,29 +115,39 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
     options.webrtc === false
       ? undefined
       : mountWebRtcRoutes(edge.app, edge, { iceAddress: iceAddressFor(hostname), ...options.webrtc });
-  const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>((resolve, reject) => {
-    const tls = options.tls;
-    const listen = { fetch: edge.app.fetch, port: options.port, hostname };
-    const onListening = (info: AddressInfo) => resolve({ server, port: info.port });
-    const server =
-      tls === undefined
-        ? serve(listen, onListening)
-        : serve(
-            { ...listen, createServer: createHttpsServer, serverOptions: { key: tls.key, cert: tls.cert } },
-            onListening,
-          );
-    server.once('error', reject);
-  });
-  injectWebSocket(refusals.wrapServer(server));
+  const listen = (port: number, tls: TlsOptions | undefined) =>
+    new Promise<{ server: ReturnType<typeof serve>; port: number }>((resolve, reject) => {
+      const plain = { fetch: edge.app.fetch, port, hostname };
+      const onListening = (info: AddressInfo) => resolve({ server, port: info.port });
+      const server =
+        tls === undefined
+          ? serve(plain, onListening)
+          : serve(
+              { ...plain, createServer: createHttpsServer, serverOptions: { key: tls.key, cert: tls.cert } },
+              onListening,
+            );
+      server.once('error', reject);
+    });
+  // Both listeners serve the same app and hand upgrades to the same WebSocket server.
+  const main = await listen(options.port, options.tls);
+  const secure = options.secure === undefined ? undefined : await listen(options.secure.port, options.secure.tls);
+  const servers = secure === undefined ? [main.server] : [main.server, secure.server];
+  for (const server of servers) injectWebSocket(refusals.wrapServer(server));
 
   const host = hostname.includes(':') ? `[${hostname}]` : hostname;
   return {
-    url: `${options.tls === undefined ? 'http' : 'https'}://${host}:${port}`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://${host}:${main.port}`,
+    ...(secure === undefined ? {} : { secureUrl: `https://${host}:${secure.port}` }),
     async close() {
       webrtc?.close();
       for (const client of wss.clients) client.close(1001, 'server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+        ),
+      );
     },
   };
 }
