@@ -5,6 +5,7 @@ import {
   BullmqDelegationProducer,
   CatalogDelegationRunner,
   createBuiltinFunctions,
+  delegationQueueDepth,
   FunctionPlatform,
   FunctionRegistry,
   InProcessExecutor,
@@ -21,8 +22,11 @@ import type {
   SessionConfigInput,
   TimelineStore,
 } from '@venus/protocol';
+import { workerInputAudioBudget } from '@venus/protocol';
+import { DelegationTracing, VenusMetrics } from '@venus/protocol/node';
 import { InProcessLink } from './in-process-link.ts';
 import { modelFromEnv } from './model-from-env.ts';
+import { observeHost } from './observability.ts';
 import { createSessionMedia, createSessionTimeline, storageSettingsFromEnv } from './session-storage.ts';
 
 export interface EmbeddedRuntimeOptions {
@@ -63,6 +67,8 @@ export interface EmbeddedRuntimeOptions {
    * The defaults when not given.
    */
   storageEnv?: Record<string, string | undefined>;
+  /** The process's Prometheus series, served at the edge's `/metrics`; a fresh registry by default. */
+  metrics?: VenusMetrics;
 }
 
 export interface EmbeddedRuntime {
@@ -74,6 +80,8 @@ export interface EmbeddedRuntime {
   media: MediaStore;
   executor: DelegationExecutor;
   model: ModelPort;
+  /** Edge, worker and harness series of this runtime (also at `GET /metrics`). */
+  metrics: VenusMetrics;
   close(): Promise<void>;
 }
 
@@ -128,14 +136,28 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   // consumer, so `npm start` stays one process while more `harness` processes can join the queue.
   const consumer =
     !options.executor && options.redisUrl
-      ? new BullmqDelegationConsumer({ url: options.redisUrl, prefix, timeline: store, ...routing })
+      ? new BullmqDelegationConsumer({
+          url: options.redisUrl,
+          prefix,
+          timeline: store,
+          ...routing,
+          onRunEnded: (outcome) => metrics.harnessRuns.inc({ outcome }),
+        })
       : null;
-  const executor =
+  const metrics = options.metrics ?? new VenusMetrics({ process: 'start' });
+  const queueDepth = consumer && options.redisUrl ? delegationQueueDepth({ url: options.redisUrl, prefix }) : null;
+  if (queueDepth) metrics.watchQueue(() => queueDepth.counts());
+  const tracing = new DelegationTracing();
+  const executor = tracing.wrap(
     options.executor ??
-    (options.redisUrl
-      ? new BullmqDelegationProducer({ url: options.redisUrl, prefix })
-      : new InProcessExecutor({ ...routing, timeline: store }));
-  const host = new SessionHost({ model, executor, store, media });
+      (options.redisUrl
+        ? new BullmqDelegationProducer({ url: options.redisUrl, prefix })
+        : new InProcessExecutor({ ...routing, timeline: store })),
+  );
+  // The worker holds each session to its own input budget, a margin above the edge's.
+  const inputAudio = workerInputAudioBudget(options.edge?.tenancy?.inputAudio);
+  const host = new SessionHost({ model, executor, store, media, inputAudio });
+  const unobserve = observeHost(host, { metrics, worker: 'embedded', tracing });
   const link = new InProcessLink(host);
   const edge = await serveEdgeNode({
     link,
@@ -144,6 +166,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
     ...(options.defaultConfig ? { defaultConfig: options.defaultConfig } : {}),
     ...(catalog === false ? {} : { functions: catalog }),
+    metrics,
     ...options.edge,
   });
   return {
@@ -154,12 +177,15 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     media,
     executor,
     model,
+    metrics,
     async close() {
       await edge.close();
+      unobserve();
       await host.close();
       await link.close();
       await executor.close();
       await consumer?.close();
+      await queueDepth?.close();
       await model.close();
       await platform?.close();
       await store.close();

@@ -20,6 +20,7 @@ export const StartSettingsSchema = pickSettings([
   'VENUS_INFERENCE_THREADS',
   'VENUS_TTS_THREADS',
   ...SETTING_GROUPS.functions,
+  'VENUS_TRACING',
 ]);
 
 export function readStartSettings(env: Record<string, string | undefined> = process.env) {

@@ -1,7 +1,7 @@
 import { closeTenancy, EdgeAuth, edgeAuthOptionsFromEnv, tenancyFromEnv, tlsFromEnv } from '@venus/edge';
 import { llmPlannerFromEnv, RouterPlanner } from '@venus/harness-functions';
 import { createLogger } from '@venus/protocol';
-import { installProcessErrorHooks, settingsOrExit } from '@venus/protocol/node';
+import { installProcessErrorHooks, settingsOrExit, startTracing } from '@venus/protocol/node';
 import { devTlsBanner, devTlsListener } from './dev-tls.ts';
 import { startEmbeddedRuntime } from './embedded-runtime.ts';
 import { readStartSettings } from './start-settings.ts';
@@ -11,7 +11,8 @@ import { readStartSettings } from './start-settings.ts';
  * README's settings table): VENUS_PORT, VENUS_HOST, VENUS_REDIS_URL (Redis Streams timeline), auth
  * (VENUS_API_KEYS / VENUS_ADMIN_KEY / VENUS_AUTH_SECRET), VENUS_TENANT_LIMITS, the functions platform
  * (VENUS_FUNCTIONS_ALLOW_PRIVATE, VENUS_SECRETS_KEY), the planner (VENUS_PLANNER_*), the model
- * (VENUS_MODEL and its settings), TLS (VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE).
+ * (VENUS_MODEL and its settings), TLS (VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE), traces (VENUS_TRACING).
+ * `GET /metrics` serves the edge's, the worker's and the harness's series (docs/observability.md).
  */
 const log = createLogger('start');
 installProcessErrorHooks(log);
@@ -20,6 +21,7 @@ const tls = tlsFromEnv(env);
 // Without a certificate of its own, wss is also served on VENUS_TLS_PORT with a self-signed one.
 const devTls = await devTlsListener(settings, tls, log);
 const started = performance.now();
+const tracing = await startTracing({ service: 'venus', exporter: settings.VENUS_TRACING });
 const tenancy = tenancyFromEnv(env);
 // A model-backed planner when VENUS_PLANNER_BASE_URL and VENUS_PLANNER_MODEL are set; the router otherwise.
 const planner = llmPlannerFromEnv(env, new RouterPlanner());
@@ -70,6 +72,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     runtime
       .close()
       .then(() => closeTenancy(tenancy))
+      .then(() => tracing?.shutdown())
       .then(
         () => process.exit(0),
         (err: unknown) => {

@@ -1,5 +1,5 @@
 import { createLogger } from '@venus/protocol';
-import { installProcessErrorHooks, settingsOrExit } from '@venus/protocol/node';
+import { installProcessErrorHooks, settingsOrExit, VenusMetrics } from '@venus/protocol/node';
 import { serveEdgeNode } from './adapters/node.ts';
 import { EdgeAuth } from './auth/edge-auth.ts';
 import { edgeAuthOptionsFromEnv } from './auth/edge-auth-from-env.ts';
@@ -18,6 +18,7 @@ import { tlsFromEnv } from './tls/tls-options.ts';
  * `0.0.0.0` in a container), auth (VENUS_API_KEYS, or VENUS_ADMIN_KEY + VENUS_AUTH_SECRET with keys in
  * Redis), VENUS_TENANT_LIMITS, VENUS_TLS_KEY_FILE + VENUS_TLS_CERT_FILE, the workers (VENUS_WORKERS, or
  * VENUS_REDIS_URL for the fleet registry under VENUS_FLEET_PREFIX) and VENUS_RELAY_TOKEN.
+ * `GET /metrics` serves its Prometheus series (connections by transport, relay reconnects).
  */
 const log = createLogger('edge');
 installProcessErrorHooks(log);
@@ -26,6 +27,7 @@ const tenancy = tenancyFromEnv(env);
 const tls = tlsFromEnv(env);
 const placement = placementFromEnv(env);
 const token = settings.VENUS_RELAY_TOKEN;
+const metrics = new VenusMetrics({ process: 'edge' });
 
 const link = new FleetWorkerLink({
   placement,
@@ -34,6 +36,8 @@ const link = new FleetWorkerLink({
       url: worker.url,
       ...(token === undefined ? {} : { token }),
       onEvent: (event) => {
+        // Generation 1 is the first connection; every later one came back after a drop.
+        if (event.type === 'connected' && event.generation > 1) metrics.relayReconnects.inc({ worker: worker.id });
         if (event.type === 'connected' || event.type === 'disconnected' || event.type === 'sessions_failed') {
           log.info({ worker: worker.id, event }, 'worker link event');
         }
@@ -46,6 +50,7 @@ const server = await serveEdgeNode({
   hostname: settings.VENUS_HOST,
   auth: new EdgeAuth(edgeAuthOptionsFromEnv(env)),
   tenancy,
+  metrics,
   ...(tls ? { tls } : {}),
 });
 

@@ -1,10 +1,17 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createLogger, VenusError } from '@venus/protocol';
-import { installProcessErrorHooks } from '@venus/protocol/node';
+import {
+  installProcessErrorHooks,
+  type MetricsServer,
+  serveMetrics,
+  startTracing,
+  VenusMetrics,
+} from '@venus/protocol/node';
 import { z } from 'zod';
 import { createBuiltinFunctions } from './builtins/builtin-functions.ts';
 import { BullmqDelegationConsumer } from './bullmq/bullmq-delegation-consumer.ts';
+import { delegationQueueDepth } from './bullmq/queue-depth.ts';
 import type { VenusFunction } from './function-definition.ts';
 import { readHarnessSettings } from './harness-settings.ts';
 import { llmPlannerFromEnv } from './llm-planner.ts';
@@ -30,7 +37,10 @@ import { RouterPlanner } from './router-planner.ts';
  * - VENUS_REDIS_PREFIX (default `venus:`): where the GPU workers write session timelines (as theirs);
  *   each delegation's evidence is read from there, up to its cutoff;
  * - VENUS_HARNESS_FUNCTIONS_MODULE: a module (path from the working directory, or URL) whose default
- *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins.
+ *   export is an array of VenusFunctions, or a function returning one: registered after the built-ins;
+ * - VENUS_METRICS_PORT (default 0: a free port, named in the ready line; deployments set 9464) on VENUS_HOST (127.0.0.1): `GET /metrics` (runs by
+ *   outcome, queue depth, the process's own series); VENUS_TRACING (`otlp`, `console`, `off`):
+ *   its `harness.run` / `function.run` spans (docs/observability.md).
  */
 
 const FunctionsExportSchema = z.union([z.array(z.custom<VenusFunction>(isFunctionLike)), z.function()]);
@@ -55,10 +65,15 @@ async function loadExtraFunctions(specifier: string): Promise<VenusFunction[]> {
  *   const harness = await startHarness(process.env);
  *   // on SIGTERM: await harness.close();
  */
-export async function startHarness(
-  environment: NodeJS.ProcessEnv,
-): Promise<{ consumer: BullmqDelegationConsumer; close(): Promise<void> }> {
+export async function startHarness(environment: NodeJS.ProcessEnv): Promise<{
+  consumer: BullmqDelegationConsumer;
+  metrics: VenusMetrics;
+  metricsServer: MetricsServer;
+  close(): Promise<void>;
+}> {
   const { settings: env, env: resolved } = readHarnessSettings(environment);
+  const tracing = await startTracing({ service: 'harness', exporter: env.VENUS_TRACING });
+  const metrics = new VenusMetrics({ process: 'harness' });
   const functions = createBuiltinFunctions(
     env.VENUS_HARNESS_BUILTIN_LATENCY_MS === undefined ? {} : { latencyMs: env.VENUS_HARNESS_BUILTIN_LATENCY_MS },
   );
@@ -91,13 +106,20 @@ export async function startHarness(
     progressFirstMs: env.VENUS_HARNESS_PROGRESS_FIRST_MS,
     progressEveryMs: env.VENUS_HARNESS_PROGRESS_EVERY_MS,
     drainMs: env.VENUS_HARNESS_DRAIN_MS,
+    onRunEnded: (outcome) => metrics.harnessRuns.inc({ outcome }),
   });
+  const depth = delegationQueueDepth({ url: env.VENUS_REDIS_URL, prefix: env.VENUS_HARNESS_PREFIX });
+  metrics.watchQueue(() => depth.counts());
   await consumer.waitUntilReady();
+  const metricsServer = await serveMetrics(metrics, { port: env.VENUS_METRICS_PORT, hostname: env.VENUS_HOST });
   return {
     consumer,
+    metrics,
+    metricsServer,
     async close() {
       await consumer.close();
-      await Promise.all([platform.close(), timeline.close()]);
+      await Promise.all([platform.close(), timeline.close(), depth.close(), metricsServer.close()]);
+      await tracing?.shutdown();
     },
   };
 }
@@ -110,7 +132,7 @@ async function main(): Promise<void> {
   const { consumer } = harness;
   // One JSON line on stdout: supervisors and tests wait for it (diagnostics go to the logger, on stderr).
   process.stdout.write(
-    `${JSON.stringify({ event: 'harness.ready', pid: process.pid, workerId: consumer.workerId })}\n`,
+    `${JSON.stringify({ event: 'harness.ready', pid: process.pid, workerId: consumer.workerId, metrics: harness.metricsServer.url })}\n`,
   );
   let stopping = false;
   const stop = (signal: string): void => {

@@ -20,6 +20,9 @@ export const HarnessSettingsSchema = pickSettings([
   'VENUS_HARNESS_BUILTIN_LATENCY_MS',
   'VENUS_HARNESS_FUNCTIONS_MODULE',
   ...SETTING_GROUPS.functions,
+  'VENUS_METRICS_PORT',
+  'VENUS_HOST',
+  'VENUS_TRACING',
 ]).extend({
   VENUS_REDIS_URL: SETTINGS.VENUS_REDIS_URL.pipe(
     z.string({ error: 'required: the harness takes its work from Redis' }),

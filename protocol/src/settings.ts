@@ -27,6 +27,9 @@ const optionalText = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
 
+/** VENUS_TRACING's values (protocol/src/node/tracing.ts takes the same names). */
+export const TRACING_EXPORTER_NAMES = ['off', 'none', 'otlp', 'console'] as const;
+
 const duration = z
   .string()
   .regex(/^\d+(?:\.\d+)?\s*(ms|s|m|h)?$/, 'a duration such as 15m, 900s, 250ms or 900000')
@@ -110,6 +113,14 @@ export const SETTINGS = {
   VENUS_PLANNER_MODEL: optionalText,
   VENUS_PLANNER_API_KEY: optionalText,
 
+  // Observability (docs/observability.md): the harness's `/metrics` listener (the edge serves it on
+  // VENUS_PORT, a GPU worker on VENUS_RELAY_PORT). Default 0, a free port named in its ready line,
+  // so several harness processes share a machine; deployments set 9464. Traces: `otlp` (OTLP/HTTP,
+  // endpoint from OTEL_EXPORTER_OTLP_ENDPOINT), `console`, or `off` (default); OTEL_TRACES_EXPORTER
+  // is read when it is unset.
+  VENUS_METRICS_PORT: port(0),
+  VENUS_TRACING: z.enum(TRACING_EXPORTER_NAMES).default('off'),
+
   // Timeline and media retention (README "Retention"): durations as `15m`, `900s`, `250ms` or bare
   // milliseconds; parsed to ms by embedded/session-storage.ts, which owns the defaults.
   VENUS_TIMELINE_RETENTION: optionalText.pipe(duration),
@@ -142,6 +153,7 @@ export const SETTING_ALIASES: Partial<Record<SettingName, string>> = {
   VENUS_HARNESS_DRAIN_MS: 'HARNESS_DRAIN_MS',
   VENUS_HARNESS_BUILTIN_LATENCY_MS: 'HARNESS_BUILTIN_LATENCY_MS',
   VENUS_HARNESS_FUNCTIONS_MODULE: 'HARNESS_FUNCTIONS_MODULE',
+  VENUS_TRACING: 'OTEL_TRACES_EXPORTER',
 };
 
 /** The schema of one process's settings: the named entries of the catalogue. */

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
 import type { FunctionsCatalog, SessionConfigInput, WorkerLink } from '@venus/protocol';
-import { holdWritesForThisTurn } from '@venus/protocol/node';
-import { createEdgeApp, REALTIME_PATH } from '../app.ts';
+import { holdWritesForThisTurn, type VenusMetrics } from '@venus/protocol/node';
+import { createEdgeApp, type EdgeApp, REALTIME_PATH } from '../app.ts';
 import type { EdgeAuth } from '../auth/edge-auth.ts';
 import type { RealtimeConnection } from '../realtime/realtime-connection.ts';
 import type { Tenancy } from '../tenancy/tenancy.ts';
@@ -35,6 +35,11 @@ export interface ServeEdgeNodeOptions {
   functions?: FunctionsCatalog;
   /** WebRTC calls at POST /v1/realtime/calls (on by default, ICE on `hostname`); false turns them off. */
   webrtc?: WebRtcRoutesOptions | false;
+  /**
+   * The process's series: served at `GET /metrics` (unauthenticated, like `/healthz`: keep the port
+   * off the public side, docs/observability.md), with live client connections counted by transport.
+   */
+  metrics?: VenusMetrics;
 }
 
 export interface NodeEdgeServer {
@@ -61,7 +66,7 @@ const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
  *   await server.close();
  */
 export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<NodeEdgeServer> {
-  const edge = createEdgeApp({
+  const core = createEdgeApp({
     link: options.link,
     ...(options.apiKeys === undefined ? {} : { apiKeys: options.apiKeys }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
@@ -70,6 +75,11 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
     ...(options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes }),
     ...(options.functions === undefined ? {} : { functions: options.functions }),
   });
+  const edge = options.metrics === undefined ? core : countConnections(core, options.metrics);
+  const metrics = options.metrics;
+  if (metrics !== undefined) {
+    edge.app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': metrics.contentType }));
+  }
   const refusals = new UpgradeRefusals();
   const { upgradeWebSocket, injectWebSocket, wss } = createNodeWebSocket({ app: refusals.wrapApp(edge.app) });
   // @hono/node-ws builds its server without options; ws reads this at each upgrade.
@@ -84,6 +94,7 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
           const raw = ws.raw;
           connection = edge.openRealtime(
             {
+              kind: 'websocket',
               send: (text) => {
                 // Several events often go out in one turn (a timeline event and its audio delta): one write.
                 if (raw !== undefined) holdWritesForThisTurn(raw);
@@ -148,6 +159,18 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
             new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
         ),
       );
+    },
+  };
+}
+
+/** The same edge, its every realtime connection (WebSocket, WebRTC, ...) counted while it lives. */
+function countConnections(edge: EdgeApp, metrics: VenusMetrics): EdgeApp {
+  return {
+    ...edge,
+    openRealtime(transport, tenant, admission) {
+      const connection = edge.openRealtime(transport, tenant, admission);
+      if (!connection.closed) metrics.trackConnection(transport.kind ?? 'other', () => connection.closed);
+      return connection;
     },
   };
 }

@@ -7,6 +7,8 @@ export interface RealtimeTransport {
   close(code: number, reason: string): void;
   /** Bytes queued but not yet written to the network, where the runtime can tell. */
   bufferedAmount?(): number;
+  /** What carries it (`websocket`, `webrtc`, ...): the `transport` label of the edge's connection gauge. */
+  readonly kind?: string;
 }
 
 /** WebSocket close reasons are limited to 123 bytes of UTF-8. */

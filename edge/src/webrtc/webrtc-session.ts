@@ -79,6 +79,7 @@ export class WebRtcSession {
     this.#options = options;
     this.#pc = createPeerConnection(options);
     this.transport = {
+      kind: 'webrtc',
       send: (text) => this.#onServerEvent(text),
       close: (_code, reason) => this.close(reason || 'session ended'),
       bufferedAmount: () => this.#events.bufferedAmount(),

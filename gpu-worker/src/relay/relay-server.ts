@@ -42,6 +42,8 @@ export interface ServeRelayOptions {
   maxOrphanBytes?: number;
   /** New sessions beyond this are refused with `model_unavailable`. Default: no limit. */
   maxSessions?: number;
+  /** Served at `GET /metrics` (Prometheus text) when given: the worker's VenusMetrics. */
+  metrics?: { readonly contentType: string; render(): Promise<string> };
 }
 
 export interface RelayStats {
@@ -78,7 +80,7 @@ const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
  * message, in both directions. Each edge connection owns the sessions it opens (frames for another
  * connection's sessions are answered `wrong_session`), output waits for a reconnecting edge for a
  * grace period, unread output is capped per connection, and a ping heartbeat cuts dead peers.
- * `GET /healthz` answers with the stats.
+ * `GET /healthz` answers with the stats, `GET /metrics` with the worker's series (when given).
  *
  * @example
  *   const relay = await serveRelay({ host: sessionHost, port: 8081, hostname: '0.0.0.0', token });
@@ -195,6 +197,14 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
   const server = createServer((request, response) => {
     if (request.method === 'GET' && request.url === '/healthz') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, ...stats() }));
+      return;
+    }
+    const metrics = options.metrics;
+    if (request.method === 'GET' && request.url === '/metrics' && metrics !== undefined) {
+      metrics.render().then(
+        (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+        (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(String(error)),
+      );
       return;
     }
     response.writeHead(404).end();

@@ -1,10 +1,20 @@
-/** Foreground step latencies and deadline misses across a host's sessions, for `npm run bench`. */
+/**
+ * Foreground step latencies and deadline misses across a host's sessions, for `npm run bench`;
+ * listeners (`onRecord`) see every step as it is recorded (the worker's Prometheus series).
+ */
 export class StepStats {
   private samples: number[] = [];
+  private readonly listeners = new Set<(latencyMs: number, missed: boolean) => void>();
   steps = 0;
   missed = 0;
 
+  onRecord(listener: (latencyMs: number, missed: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   record(latencyMs: number, missed: boolean): void {
+    for (const listener of this.listeners) listener(latencyMs, missed);
     if (missed) this.missed += 1;
     else {
       this.steps += 1;

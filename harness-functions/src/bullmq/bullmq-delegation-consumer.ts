@@ -8,6 +8,7 @@ import { startProgressTicker } from '../progress-ticker.ts';
 import { type DelegationJob, DelegationJobSchema } from './delegation-job.ts';
 import { jobIdFor } from './delegation-keys.ts';
 import { type DelegationScripts, defineDelegationScripts, type WorkKeys } from './delegation-scripts.ts';
+import { traceJob } from './job-tracing.ts';
 import { type QueueSide, queueSide } from './queue-options.ts';
 
 /**
@@ -41,6 +42,8 @@ export interface BullmqDelegationConsumerOptions extends RunnerChoice {
   eventsMaxLen?: number;
   /** Redis trouble and jobs that failed for good; the consumer carries on. Default: the logger, at most once per kind per few seconds. */
   onError?(error: unknown): void;
+  /** Each run this process took to an end (the harness's `venus_harness_runs_total`). */
+  onRunEnded?(outcome: 'completed' | 'failed'): void;
 }
 
 export type { DelegationRunLike };
@@ -77,6 +80,7 @@ export class BullmqDelegationConsumer {
   readonly #progressFirstMs: number;
   readonly #progressEveryMs: number;
   readonly #drainMs: number;
+  readonly #onRunEnded: ((outcome: 'completed' | 'failed') => void) | undefined;
   readonly #active = new Map<string, ActiveWork>();
   readonly #subscribed: Promise<unknown>;
   #closing: Promise<void> | null = null;
@@ -91,6 +95,7 @@ export class BullmqDelegationConsumer {
     this.#progressFirstMs = options.progressFirstMs ?? DELEGATION_LIMITS.progressFirstMs;
     this.#progressEveryMs = options.progressEveryMs ?? DELEGATION_LIMITS.progressEveryMs;
     this.#drainMs = options.drainMs ?? 10_000;
+    this.#onRunEnded = options.onRunEnded;
     this.#runner = runnerFrom(
       'a delegation consumer',
       options,
@@ -183,7 +188,7 @@ export class BullmqDelegationConsumer {
     if (this.#closing !== null) return this.#handBack(job, token);
     const parsed = DelegationJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`malformed delegation job: ${z.prettifyError(parsed.error)}`);
-    const { request, eventsKey, acceptedAtMs, deadlineAtMs } = parsed.data;
+    const { request, eventsKey, acceptedAtMs, deadlineAtMs, traceparent } = parsed.data;
     const { workId, session, incarnation } = request;
     const keys = this.#keysOf(request, eventsKey);
     const { verdict } = await this.#scripts.start(keys, {
@@ -234,11 +239,13 @@ export class BullmqDelegationConsumer {
     let functionName: string | undefined;
     let stopProgress: (() => void) | undefined;
     let outcome: RunOutcome;
+    const traced = traceJob(traceparent, request);
     try {
       outcome = await this.#runner.run(request, {
         signal: controller.signal,
         onPlanned: (name) => {
           functionName = name;
+          traced.planned(name);
           running = { kind: 'state', session, incarnation, workId, state: 'RUNNING', functionName: name };
           setImmediate(flushRunning);
           stopProgress = startProgressTicker({
@@ -261,7 +268,9 @@ export class BullmqDelegationConsumer {
           progressMessage = message;
         },
       });
+      traced.outcome(outcome.ok, outcome.ok ? undefined : outcome.reason);
     } finally {
+      traced.end();
       stopProgress?.();
       clearTimeout(timeout);
       signal?.removeEventListener('abort', onJobAbort);
@@ -272,6 +281,7 @@ export class BullmqDelegationConsumer {
     const before = running === null ? [] : [running];
     running = null;
     await Promise.all([...emitted, this.#record(request, keys, outcome, before)]);
+    this.#onRunEnded?.(outcome.ok ? 'completed' : 'failed');
     return outcome.ok ? 'completed' : 'failed';
   }
 

@@ -12,6 +12,7 @@ import {
   type WorkState,
   WorkStateSchema,
 } from '@venus/protocol';
+import { traceparentOf } from '@venus/protocol/node';
 import { Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
@@ -208,6 +209,8 @@ export class BullmqDelegationProducer implements DelegationExecutor {
       eventsKey: keys[1],
       acceptedAtMs: nowMs,
       deadlineAtMs: nowMs + this.#requestTimeoutMs,
+      // The caller's active span (DelegationTracing's enqueue span): the harness continues its trace.
+      ...optionalTraceparent(),
     };
     try {
       await this.#queue.add('delegation', job, { jobId: jobIdFor(workId) });
@@ -320,4 +323,9 @@ export class BullmqDelegationProducer implements DelegationExecutor {
       }
     }
   }
+}
+
+function optionalTraceparent(): { traceparent?: string } {
+  const traceparent = traceparentOf();
+  return traceparent === undefined ? {} : { traceparent };
 }

@@ -1,4 +1,5 @@
 import { BackendResultSchema, DelegationRequestSchema, type WorkEvent, WorkStateSchema } from '@venus/protocol';
+import { TraceparentSchema } from '@venus/protocol/node';
 import { z } from 'zod';
 
 /** What a delegation job carries through Redis: the request, where its events go, and its deadline. */
@@ -9,6 +10,8 @@ export const DelegationJobSchema = z.object({
   acceptedAtMs: z.number().nonnegative(),
   /** The request timeout, fixed at acceptance: waiting in the queue counts against it. */
   deadlineAtMs: z.number().nonnegative(),
+  /** The submitting host's trace of this delegation (W3C trace context), when tracing is on. */
+  traceparent: TraceparentSchema.optional(),
 });
 export type DelegationJob = z.infer<typeof DelegationJobSchema>;
 
