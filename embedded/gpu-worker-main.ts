@@ -8,9 +8,16 @@ import {
 } from '@venus/harness-functions';
 import type { DelegationExecutor } from '@venus/protocol';
 import { createLogger } from '@venus/protocol';
-import { installProcessErrorHooks, settingsOrExit } from '@venus/protocol/node';
+import {
+  DelegationTracing,
+  installProcessErrorHooks,
+  settingsOrExit,
+  startTracing,
+  VenusMetrics,
+} from '@venus/protocol/node';
 import { readGpuWorkerSettings } from './gpu-worker-settings.ts';
 import { modelFromEnv } from './model-from-env.ts';
+import { observeHost } from './observability.ts';
 import { createSessionMedia, createSessionTimeline, storageSettingsFromEnv } from './session-storage.ts';
 
 /**
@@ -26,13 +33,17 @@ import { createSessionMedia, createSessionTimeline, storageSettingsFromEnv } fro
  * VENUS_REDIS_URL (timeline in Redis Streams under VENUS_REDIS_PREFIX, delegations to BullMQ under
  * VENUS_HARNESS_PREFIX, fleet registry under VENUS_FLEET_PREFIX; without it: in-memory timeline,
  * in-process harness, no registry), VENUS_DRAIN_TIMEOUT_MS (30,000: on SIGTERM, how long live sessions
- * may finish while no new ones arrive).
+ * may finish while no new ones arrive), VENUS_TRACING (delegation spans; docs/observability.md).
+ * `GET /metrics` on the relay port serves the worker's Prometheus series.
  */
 const log = createLogger('gpu-worker');
 installProcessErrorHooks(log);
 const { settings, env: resolvedEnv } = settingsOrExit(() => readGpuWorkerSettings(), log);
 const redisUrl = settings.VENUS_REDIS_URL;
 const started = performance.now();
+const tracing = await startTracing({ service: 'gpu-worker', exporter: settings.VENUS_TRACING });
+const metrics = new VenusMetrics({ process: 'gpu-worker' });
+const delegationTracing = new DelegationTracing();
 
 const model = await modelFromEnv(resolvedEnv);
 // Timeline and media in Redis with VENUS_REDIS_URL, in memory otherwise; retention from VENUS_TIMELINE_RETENTION,
@@ -40,14 +51,17 @@ const model = await modelFromEnv(resolvedEnv);
 const storage = { redisUrl, prefix: settings.VENUS_REDIS_PREFIX, settings: storageSettingsFromEnv(resolvedEnv) };
 const store = createSessionTimeline(storage);
 const media = createSessionMedia(storage);
-const executor: DelegationExecutor = redisUrl
-  ? new BullmqDelegationProducer({
-      url: redisUrl,
-      hostId: settings.VENUS_WORKER_ID,
-      ...(settings.VENUS_HARNESS_PREFIX ? { prefix: settings.VENUS_HARNESS_PREFIX } : {}),
-    })
-  : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()), timeline: store });
+const executor: DelegationExecutor = delegationTracing.wrap(
+  redisUrl
+    ? new BullmqDelegationProducer({
+        url: redisUrl,
+        hostId: settings.VENUS_WORKER_ID,
+        ...(settings.VENUS_HARNESS_PREFIX ? { prefix: settings.VENUS_HARNESS_PREFIX } : {}),
+      })
+    : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()), timeline: store }),
+);
 const host = new SessionHost({ model, executor, store, media });
+observeHost(host, { metrics, worker: settings.VENUS_WORKER_ID, tracing: delegationTracing });
 const capabilities = await model.capabilities();
 const maxSessions = settings.VENUS_MAX_SESSIONS ?? capabilities.maxSessions;
 const relay = await serveRelay({
@@ -55,6 +69,7 @@ const relay = await serveRelay({
   port: settings.VENUS_RELAY_PORT,
   hostname: settings.VENUS_HOST,
   maxSessions,
+  metrics,
   ...(settings.VENUS_RELAY_TOKEN ? { token: settings.VENUS_RELAY_TOKEN } : {}),
 });
 const publicHost =
@@ -98,6 +113,7 @@ async function shutdown(): Promise<void> {
   await model.close();
   await store.close();
   await media.close();
+  await tracing?.shutdown();
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

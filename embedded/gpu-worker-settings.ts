@@ -21,6 +21,7 @@ export const GpuWorkerSettingsSchema = pickSettings([
   'VENUS_HARNESS_PREFIX',
   'VENUS_FLEET_PREFIX',
   'VENUS_DRAIN_TIMEOUT_MS',
+  'VENUS_TRACING',
 ]);
 
 export function readGpuWorkerSettings(env: Record<string, string | undefined> = process.env) {
