@@ -7,7 +7,7 @@ import {
   InProcessExecutor,
 } from '@venus/harness-functions';
 import type { DelegationExecutor } from '@venus/protocol';
-import { createLogger } from '@venus/protocol';
+import { createLogger, inputAudioBudgetFromEnv, workerInputAudioBudget } from '@venus/protocol';
 import {
   DelegationTracing,
   installProcessErrorHooks,
@@ -60,7 +60,9 @@ const executor: DelegationExecutor = delegationTracing.wrap(
       })
     : new InProcessExecutor({ registry: new FunctionRegistry(createBuiltinFunctions()), timeline: store }),
 );
-const host = new SessionHost({ model, executor, store, media });
+// Each session's input audio is held near real time here too (VENUS_INPUT_AUDIO_RATE/BURST_MS, with a margin).
+const inputAudio = workerInputAudioBudget(inputAudioBudgetFromEnv(resolvedEnv));
+const host = new SessionHost({ model, executor, store, media, inputAudio });
 observeHost(host, { metrics, worker: settings.VENUS_WORKER_ID, tracing: delegationTracing });
 const capabilities = await model.capabilities();
 const maxSessions = settings.VENUS_MAX_SESSIONS ?? capabilities.maxSessions;

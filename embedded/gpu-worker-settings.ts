@@ -9,6 +9,7 @@ import { pickSettings, readSettings, SETTING_GROUPS } from '@venus/protocol';
 export const GpuWorkerSettingsSchema = pickSettings([
   ...SETTING_GROUPS.logging,
   ...SETTING_GROUPS.storage,
+  ...SETTING_GROUPS.inputBudget,
   'VENUS_RELAY_PORT',
   'VENUS_HOST',
   'VENUS_RELAY_TOKEN',

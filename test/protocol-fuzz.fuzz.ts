@@ -255,9 +255,6 @@ interface RelayTally {
   opened: Set<string>;
 }
 
-/** 100 ms of 16 kHz s16le: the most audio one fuzzed relay frame hands the host. */
-const MAX_RELAYED_AUDIO_BYTES = 3200;
-
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 
 /**
@@ -305,12 +302,9 @@ async function relayBarrage(live: readonly string[], count: number): Promise<Rel
           if (decoded.ok) fail(c.what, c.bytes, 'decoded bytes that are not msgpack');
           continue;
         }
-        // A byte mutation can make a valid audio frame of seconds of audio. The edge never relays
-        // such a flood (its per-session input budget, issue 15 item 6) and the worker has no budget
-        // of its own yet, so these stay at the codec check: delivered, they only queue minutes of
-        // audio ahead of the probe below, which measures backlog rather than liveness.
-        if (decoded.ok && decoded.frame.kind === 'audio' && decoded.frame.pcm16k.byteLength > MAX_RELAYED_AUDIO_BYTES)
-          continue;
+        // A byte mutation can make a valid audio frame of seconds of audio: delivered as it is, the
+        // worker's own input budget refuses such a flood (a `rate_limited` session error) instead of
+        // queuing minutes of audio in the shared perception threads ahead of every session.
         captured = [];
         try {
           host.handleFrame(raw);
@@ -359,8 +353,13 @@ async function relaySessionAnswers(session: string): Promise<void> {
   try {
     // The barrage may have left the user mid-turn (noise as microphone audio, then nothing): a
     // normal client's microphone goes on, so a second of silence ends that turn before the probe.
+    // It is paced as a microphone is: the barrage spent the session's input budget, which refills
+    // faster than real time, so paced audio is admitted again at once.
     const silence = new Uint8Array(640); // 20 ms of 16 kHz s16le
-    for (let i = 0; i < 50; i++) host.handleFrame({ kind: 'audio', session, pcm16k: silence });
+    for (let i = 0; i < 50; i++) {
+      host.handleFrame({ kind: 'audio', session, pcm16k: silence });
+      await sleep(25);
+    }
     host.handleFrame({ kind: 'text', session, itemId: `probe_${session}`, text: 'hello' });
     await until(`seed ${SEED}: relay session ${session} answers after the barrage`, () => spoke, 60_000);
   } finally {

@@ -1,5 +1,6 @@
 import {
   type FunctionsCatalog,
+  inputAudioBucket,
   type SessionConfig,
   type SessionConfigInput,
   SessionConfigSchema,
@@ -19,7 +20,6 @@ import type { Clock } from './realtime/clock.ts';
 import { randomId } from './realtime/ids.ts';
 import { RealtimeConnection } from './realtime/realtime-connection.ts';
 import type { RealtimeTransport } from './realtime/realtime-transport.ts';
-import { inputAudioBucket } from './tenancy/input-audio-budget.ts';
 import { SessionMetering } from './tenancy/session-metering.ts';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.ts';
 import { admitRealtime, limitRequests } from './tenancy/tenancy-middleware.ts';

@@ -1,3 +1,4 @@
+export { type BucketLimit, TokenBucket } from '@venus/protocol';
 export { type NodeEdgeServer, type ServeEdgeNodeOptions, serveEdgeNode } from './adapters/node.ts';
 export {
   createEdgeApp,
@@ -54,7 +55,6 @@ export { createTenancy, type Tenancy, type TenancyOptions } from './tenancy/tena
 export { closeTenancy, tenancyFromEnv } from './tenancy/tenancy-from-env.ts';
 export { type LimitsConfig, limitsFromEnv, type TenantLimits } from './tenancy/tenant-limits.ts';
 export { TenantQuotas } from './tenancy/tenant-quotas.ts';
-export { type BucketLimit, TokenBucket } from './tenancy/token-bucket.ts';
 export { InMemoryUsageMeter, type UsageCounters, type UsageMeter, type UsageReport } from './tenancy/usage-meter.ts';
 export { type DevCertificate, devCertificate } from './tls/dev-certificate.ts';
 export { type SelfSignedOptions, selfSignedCertificate } from './tls/self-signed-certificate.ts';

@@ -1,6 +1,6 @@
+import type { Admission, BucketLimit } from '@venus/protocol';
 import { Redis } from 'ioredis';
 import type { TenantLimits } from './tenant-limits.ts';
-import type { Admission, BucketLimit } from './token-bucket.ts';
 
 export interface FleetQuotasOptions {
   url?: string;

@@ -4,13 +4,12 @@
 // time plus a burst, checked at the edge before the audio is resampled or relayed; audio over it
 // is dropped with one `rate_limited` error carrying the client's event_id, and the session lives on.
 // Time is a FAKE clock the test moves: the counts below are exact on any machine.
-import { pcmToBase64 } from '@venus/protocol';
+import { DEFAULT_INPUT_AUDIO_BUDGET, type InputAudioBudget, pcmToBase64 } from '@venus/protocol';
 import { describe, expect, it } from 'vitest';
 import { createEdgeApp } from '../app.ts';
 import { FakeClock } from '../testing/fake-clock.ts';
 import { FakeTransport } from '../testing/fake-transport.ts';
 import { FakeWorkerLink } from '../testing/fake-worker-link.ts';
-import { DEFAULT_INPUT_AUDIO_BUDGET, type InputAudioBudget } from './input-audio-budget.ts';
 import { createTenancy } from './tenancy.ts';
 import { tenancyFromEnv } from './tenancy-from-env.ts';
 

@@ -1,8 +1,7 @@
-import type { TimelineEvent } from '@venus/protocol';
+import type { Admission, TimelineEvent, TokenBucket } from '@venus/protocol';
 import type { FleetQuotas } from './fleet-quotas.ts';
 import type { AudioAdmission, SessionHooks } from './session-hooks.ts';
 import type { TenantQuotas } from './tenant-quotas.ts';
-import type { Admission, TokenBucket } from './token-bucket.ts';
 import type { UsageMeter } from './usage-meter.ts';
 
 export interface SessionMeteringOptions {

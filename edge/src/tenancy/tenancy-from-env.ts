@@ -1,6 +1,5 @@
-import { createLogger } from '@venus/protocol';
+import { createLogger, inputAudioBudgetFromEnv } from '@venus/protocol';
 import { FleetQuotas } from './fleet-quotas.ts';
-import { inputAudioBudgetFromEnv } from './input-audio-budget.ts';
 import { RedisUsageMeter } from './redis-usage-meter.ts';
 import { createTenancy, type Tenancy } from './tenancy.ts';
 import { limitsFromEnv } from './tenant-limits.ts';

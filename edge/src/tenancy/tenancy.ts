@@ -1,8 +1,8 @@
+import type { Admission } from '@venus/protocol';
+import { DEFAULT_INPUT_AUDIO_BUDGET, type InputAudioBudget } from '@venus/protocol';
 import type { FleetQuotas } from './fleet-quotas.ts';
-import { DEFAULT_INPUT_AUDIO_BUDGET, type InputAudioBudget } from './input-audio-budget.ts';
 import type { LimitsConfig } from './tenant-limits.ts';
 import { TenantQuotas } from './tenant-quotas.ts';
-import type { Admission } from './token-bucket.ts';
 import { InMemoryUsageMeter, type UsageMeter } from './usage-meter.ts';
 
 export interface TenancyOptions {

@@ -1,6 +1,6 @@
+import { type Admission, type BucketLimit, TokenBucket } from '@venus/protocol';
 import { randomId } from '../realtime/ids.ts';
 import { type LimitsConfig, limitsOf, type TenantLimits } from './tenant-limits.ts';
-import { type Admission, type BucketLimit, TokenBucket } from './token-bucket.ts';
 
 export interface TenantQuotasOptions {
   limits?: LimitsConfig;

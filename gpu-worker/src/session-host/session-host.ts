@@ -3,6 +3,7 @@ import {
   type DelegationExecutor,
   type EdgeToWorkerFrame,
   EdgeToWorkerFrameSchema,
+  type InputAudioBudget,
   type MediaStore,
   type ModelPort,
   type TimelineStore,
@@ -24,6 +25,12 @@ export interface SessionHostOptions {
   now?: () => number;
   /** Step sessions on timers (default true); tests may drive `boundary()` by hand. */
   autoStep?: boolean;
+  /**
+   * Each session's input-audio budget on this worker. Default `workerInputAudioBudget()` of the
+   * edge's default (1.25x real time, 20 s burst); a worker behind edges with a larger budget takes
+   * `workerInputAudioBudget(thatBudget)`.
+   */
+  inputAudio?: InputAudioBudget;
 }
 
 /**
@@ -126,6 +133,7 @@ export class SessionHost {
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.autoStep === false ? { autoStep: false } : {}),
         onStep: (s) => this.stepStats.record(s.latencyMs, s.missed),
+        ...(this.opts.inputAudio ? { inputAudio: this.opts.inputAudio } : {}),
         reopenModel: (next) =>
           this.opts.model.openSession({
             sessionId: frame.session,

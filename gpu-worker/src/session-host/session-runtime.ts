@@ -1,6 +1,7 @@
 import type {
   DelegationExecutor,
   EdgeToWorkerFrame,
+  InputAudioBudget,
   MediaStore,
   ModelSession,
   SessionConfig,
@@ -10,6 +11,7 @@ import type {
 } from '@venus/protocol';
 import { FloorControl } from './floor-control.ts';
 import { ForegroundLoop } from './foreground-loop.ts';
+import { InputAudioGate } from './input-audio-gate.ts';
 import { ModelSupervisor } from './model-supervisor.ts';
 import { SessionState } from './session-state.ts';
 import { StepOutput } from './step-output.ts';
@@ -38,6 +40,8 @@ export interface SessionRuntimeOptions {
    * thread crashed and was replaced). Without it, such failures are only reported.
    */
   reopenModel?: (incarnation: number) => Promise<ModelSession>;
+  /** The worker's own input-audio budget for this session. Default: `workerInputAudioBudget()`. */
+  inputAudio?: InputAudioBudget;
 }
 
 /**
@@ -63,12 +67,14 @@ export class SessionRuntime {
   private readonly desk: WorkDesk;
   private readonly output: StepOutput;
   private readonly floor: FloorControl;
+  private readonly inputGate: InputAudioGate;
   private inputSeq = 0;
 
   constructor(private readonly opts: SessionRuntimeOptions) {
     this.sessionId = opts.sessionId;
     const now = opts.now ?? Date.now;
     const startedAt = now();
+    this.inputGate = new InputAudioGate(opts.inputAudio, now);
     this.loop = new ForegroundLoop({
       chunkMs: opts.config.chunkMs,
       now,
@@ -142,6 +148,11 @@ export class SessionRuntime {
       case 'audio': {
         if (frame.pcm16k.byteLength % 2 !== 0) {
           s.writer.error('audio_wrong_format', 'audio frame has an odd byte length; expected 16 kHz s16le', 'audio');
+          return;
+        }
+        const admitted = this.inputGate.admit(frame.pcm16k.byteLength / 32);
+        if (!admitted.ok) {
+          if (admitted.report) s.writer.error('rate_limited', admitted.report, 'audio');
           return;
         }
         const pcm = new Int16Array(frame.pcm16k.slice().buffer);

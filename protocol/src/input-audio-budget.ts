@@ -22,7 +22,18 @@ export function inputAudioBucket(budget: InputAudioBudget, now: () => number): T
   return new TokenBucket({ perMinute: budget.rate * 60_000, burst: budget.burstMs }, now);
 }
 
-/** The budget from `VENUS_INPUT_AUDIO_RATE` and `VENUS_INPUT_AUDIO_BURST_MS` (validated by the settings module). */
+/**
+ * The budget a GPU worker holds each session to, behind an edge that enforces `edge`: a quarter
+ * faster and one more largest append (10 s) of burst, so audio the edge admitted is never refused
+ * for the relay's batching or clock skew, while a relay peer that enforces nothing (a bridge, a
+ * buggy or hostile edge) is still held near real time. Audio refused here is not accepted: the
+ * session gets a `rate_limited` error and nothing of it reaches the timeline or the model.
+ */
+export function workerInputAudioBudget(edge: InputAudioBudget = DEFAULT_INPUT_AUDIO_BUDGET): InputAudioBudget {
+  return { rate: edge.rate * 1.25, burstMs: edge.burstMs + 10_000 };
+}
+
+/** The edge's budget from `VENUS_INPUT_AUDIO_RATE` and `VENUS_INPUT_AUDIO_BURST_MS` (validated by the settings module). */
 export function inputAudioBudgetFromEnv(env: Record<string, string | undefined>): InputAudioBudget {
   const rate = env.VENUS_INPUT_AUDIO_RATE;
   const burst = env.VENUS_INPUT_AUDIO_BURST_MS;
