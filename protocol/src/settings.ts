@@ -94,6 +94,14 @@ export const SETTINGS = {
   // The model (VENUS_MODEL and its VENUS_SERVICE_*, VENUS_BUNDLE_DIR, VENUS_CASCADE_* settings) is
   // validated by embedded/model-from-env.ts and the cascade's config, which own those names.
 
+  // SIP bridge (`npm run sip`, sip-bridge/): SIP over UDP and TCP on one port, routes from a JSON
+  // file (docs/telephony-sip.md), RTP on the media address, sessions on the worker of VENUS_WORKERS.
+  VENUS_SIP_HOST: z.string().min(1).default('127.0.0.1'),
+  VENUS_SIP_PORT: port(5060),
+  VENUS_SIP_CONFIG: optionalText,
+  VENUS_SIP_MEDIA_ADDRESS: optionalText,
+  VENUS_SIP_MAX_CALLS: positiveInt.default(500),
+
   // Harness.
   VENUS_HARNESS_PREFIX: optionalText,
   VENUS_HARNESS_CONCURRENCY: positiveInt.default(16),
