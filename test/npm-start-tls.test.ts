@@ -35,13 +35,21 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** What the client program printed: its URL, the event types it saw, and the reply or its error. */
+interface ClientOutcome {
+  url?: string;
+  types?: string[];
+  transcript?: string;
+  error?: string;
+}
+
 /** Runs the client program in a fresh process with exactly this environment. */
-async function client(url: string, env: Record<string, string>) {
-  const result = await run(process.execPath, ['--import', 'tsx', CLIENT, url], {
+async function client(url: string, env: Record<string, string>): Promise<ClientOutcome> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', CLIENT, url], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     timeout: 90_000,
-  }).catch((error: { code?: number; stdout?: string }) => ({ stdout: error.stdout ?? '', exitCode: error.code }));
-  return { ...(JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>), result };
+  }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+  return JSON.parse(stdout.trim().split('\n').at(-1) || '{}') as ClientOutcome;
 }
 
 describe('npm start serves wss with a generated certificate', () => {

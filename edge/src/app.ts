@@ -16,6 +16,7 @@ import type { Principal } from './auth/principal.ts';
 import { CONSOLE_PAGE } from './console/console-page.ts';
 import { createFunctionsApi, FUNCTIONS_PATH } from './functions-api/functions-router.ts';
 import { limitBody, MAX_REQUEST_BYTES } from './http/body-limit.ts';
+import { LIVE_PATHS } from './live/live-connection.ts';
 import type { Clock } from './realtime/clock.ts';
 import { randomId } from './realtime/ids.ts';
 import { RealtimeConnection } from './realtime/realtime-connection.ts';
@@ -100,6 +101,7 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
   const tenancy = options.tenancy ?? createTenancy();
   app.use('/v1/*', authenticate(auth), limitRequests(tenancy));
   app.use(REALTIME_PATH, admitRealtime(tenancy));
+  for (const path of LIVE_PATHS) app.use(path, admitRealtime(tenancy));
   // Every body is streamed through a byte limit, routes mounted later (WebRTC, functions) included:
   // after authentication, so an anonymous caller cannot make the edge hold even that much.
   app.use('*', limitBody(MAX_REQUEST_BYTES));

@@ -42,6 +42,8 @@ export const SessionUpdateSchema = z.object({
           delivery_policy: DeliveryPolicySchema.optional(),
           /** Whether this client sends `venus.playback.ack`; otherwise the edge estimates playout. */
           playback_acks: z.boolean().optional(),
+          /** `client`: every delegation goes to the client as a `delegation` function call (no harness). */
+          delegation: z.enum(['harness', 'client']).optional(),
         })
         .optional(),
     })

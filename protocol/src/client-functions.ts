@@ -55,6 +55,9 @@ export const ClientCallSchema = z.object({
 });
 export type ClientCall = z.infer<typeof ClientCallSchema>;
 
+/** The name of the call a session with client delegation gets for every delegation: `{ query }`. */
+export const CLIENT_DELEGATION = 'delegation';
+
 /** The call id the client sees for a work's client call: one call per work, so derived from it. */
 export function clientCallId(workId: string): string {
   return `call_${workId}`;

@@ -12,6 +12,11 @@ export const SessionConfigSchema = z.object({
   instructions: z.string().max(20_000).optional(),
   /** The client's own functions (its declared tools), offered to the planner with every delegation. */
   tools: ClientFunctionsSchema.optional(),
+  /**
+   * Where delegations go: the harness (default), or every one straight to the client as a call of
+   * CLIENT_DELEGATION (GPT-Live's client delegation).
+   */
+  delegation: z.enum(['harness', 'client']).optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export type SessionConfigInput = z.input<typeof SessionConfigSchema>;

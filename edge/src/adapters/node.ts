@@ -4,9 +4,11 @@ import { serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
 import type { FunctionsCatalog, SessionConfigInput, WorkerLink } from '@venus/protocol';
 import { holdWritesForThisTurn, type VenusMetrics } from '@venus/protocol/node';
-import { createEdgeApp, type EdgeApp, REALTIME_PATH } from '../app.ts';
+import type { Context } from 'hono';
+import { createEdgeApp, type EdgeApp, type EdgeEnv, REALTIME_PATH } from '../app.ts';
 import type { EdgeAuth } from '../auth/edge-auth.ts';
-import type { RealtimeConnection } from '../realtime/realtime-connection.ts';
+import { LIVE_PATHS, LiveConnection } from '../live/live-connection.ts';
+import type { RealtimeTransport } from '../realtime/realtime-transport.ts';
 import type { Tenancy } from '../tenancy/tenancy.ts';
 import type { TlsOptions } from '../tls/tls-options.ts';
 import { iceAddressFor } from '../webrtc/peer-connection.ts';
@@ -85,15 +87,16 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
   // @hono/node-ws builds its server without options; ws reads this at each upgrade.
   wss.options.maxPayload = MAX_MESSAGE_BYTES;
 
-  edge.app.get(
-    REALTIME_PATH,
-    upgradeWebSocket((c) => {
-      let connection: RealtimeConnection | undefined;
-      return {
-        onOpen(_event, ws) {
-          const raw = ws.raw;
-          connection = edge.openRealtime(
-            {
+  /** One path's upgrade: each socket becomes what `open` makes of it (a realtime or a Live session). */
+  const mountSocket = (path: string, open: (transport: RealtimeTransport, c: UpgradeContext) => SocketSession) => {
+    edge.app.get(
+      path,
+      upgradeWebSocket((c) => {
+        let connection: SocketSession | undefined;
+        return {
+          onOpen(_event, ws) {
+            const raw = ws.raw;
+            const transport: RealtimeTransport = {
               kind: 'websocket',
               send: (text) => {
                 // Several events often go out in one turn (a timeline event and its audio delta): one write.
@@ -102,24 +105,31 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
               },
               close: (code, reason) => ws.close(code, reason),
               bufferedAmount: () => raw?.bufferedAmount ?? 0,
-            },
-            c.get('tenant'),
-            c.get('realtime'),
-          );
-        },
-        onMessage(event) {
-          connection?.handleMessage(event.data);
-        },
-        onClose(event) {
-          connection?.handleClose(event.code, event.reason);
-        },
-        onError() {
-          connection?.handleClose(1006, 'socket error');
-        },
-      };
-    }),
-  );
-  edge.app.get(REALTIME_PATH, (c) => c.text('Upgrade Required: connect with a WebSocket', 426));
+            };
+            connection = open(transport, c);
+          },
+          onMessage(event) {
+            connection?.handleMessage(event.data);
+          },
+          onClose(event) {
+            connection?.handleClose(event.code, event.reason);
+          },
+          onError() {
+            connection?.handleClose(1006, 'socket error');
+          },
+        };
+      }),
+    );
+    edge.app.get(path, (c) => c.text('Upgrade Required: connect with a WebSocket', 426));
+  };
+  mountSocket(REALTIME_PATH, (transport, c) => edge.openRealtime(transport, c.get('tenant'), c.get('realtime')));
+  // GPT-Live clients: the same sessions, in the Live dialect (edge/src/live).
+  for (const path of LIVE_PATHS) {
+    mountSocket(path, (transport, c) => {
+      const open = (inner: RealtimeTransport) => edge.openRealtime(inner, c.get('tenant'), c.get('realtime'));
+      return new LiveConnection({ transport, open });
+    });
+  }
 
   const hostname = options.hostname ?? '127.0.0.1';
   const webrtc =
@@ -161,6 +171,15 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
       );
     },
   };
+}
+
+/** The upgrade request a socket's session is opened from (its tenant and admission). */
+type UpgradeContext = Context<EdgeEnv>;
+
+/** What a socket feeds its messages to: a RealtimeConnection or a LiveConnection. */
+interface SocketSession {
+  handleMessage(data: unknown): void;
+  handleClose(code?: number, reason?: string): void;
 }
 
 /** The same edge, its every realtime connection (WebSocket, WebRTC, ...) counted while it lives. */

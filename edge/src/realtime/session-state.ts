@@ -65,6 +65,7 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
     ...(update.venus?.chunk_ms === undefined ? {} : { chunkMs: update.venus.chunk_ms }),
     ...(update.venus?.delivery_policy === undefined ? {} : { deliveryPolicy: update.venus.delivery_policy }),
     ...(tools === undefined ? {} : { tools: tools.tools }),
+    ...(update.venus?.delegation === undefined ? {} : { delegation: update.venus.delegation }),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

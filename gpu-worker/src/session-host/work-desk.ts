@@ -1,7 +1,9 @@
 import {
   type BackendResult,
   BackendResultSchema,
+  CLIENT_DELEGATION,
   CLIENT_FUNCTION_LIMITS,
+  type ClientCall,
   clientCallId,
   DELEGATION_LIMITS,
   type DelegationExecutor,
@@ -47,6 +49,13 @@ export class WorkDesk {
     u.workIds.push(workId);
     s.writer.append({ stream: 'background', type: 'work.state', data: { workId, state: 'QUEUED' } }, chunk);
     const policy = s.config.deliveryPolicy;
+    if (s.config.delegation === 'client') {
+      // Client delegation (GPT-Live's): no harness; the client gets the request as it was put.
+      this.setState(workId, 'RUNNING', undefined, chunk, CLIENT_DELEGATION);
+      const call = { name: CLIENT_DELEGATION, arguments: JSON.stringify({ query }) };
+      this.#askClient(work, call, policy, chunk);
+      return;
+    }
     this.executor
       .submit({
         workId,
@@ -91,15 +100,18 @@ export class WorkDesk {
       return;
     }
     const { clientCall, ...result } = parsed.data;
-    if (clientCall !== undefined) {
-      if (work.clientCall !== undefined) return; // a retried job's second plan: the client is asked once
-      const callId = clientCallId(work.workId);
-      work.clientCall = { callId, name: clientCall.name, askedAtMs: s.nowMs(), policy: result.policy };
-      const data = { workId: work.workId, callId, name: clientCall.name, arguments: clientCall.arguments };
-      s.writer.append({ stream: 'background', type: 'work.client_call', data });
-      return;
-    }
-    this.#land(result);
+    if (clientCall !== undefined) this.#askClient(work, clientCall, result.policy);
+    else this.#land(result);
+  }
+
+  /** The client is asked to run the call; its output (clientOutput) becomes the work's result. */
+  #askClient(work: WorkRecord, call: ClientCall, policy: BackendResult['policy'], chunk?: number): void {
+    if (work.clientCall !== undefined) return; // a retried job's second plan: the client is asked once
+    const { s } = this;
+    const callId = clientCallId(work.workId);
+    work.clientCall = { callId, name: call.name, askedAtMs: s.nowMs(), policy };
+    const data = { workId: work.workId, callId, name: call.name, arguments: call.arguments };
+    s.writer.append({ stream: 'background', type: 'work.client_call', data }, chunk);
   }
 
   /**
