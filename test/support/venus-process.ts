@@ -9,6 +9,9 @@ const MAX_CAPTURE = 1024 * 1024;
 export interface VenusProcess {
   /** The ready line's match. */
   ready: RegExpExecArray;
+  pid: number;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
   stderr(): string;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
@@ -37,7 +40,7 @@ export async function startVenusProcess(
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     if (err.length < MAX_CAPTURE) err += chunk;
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -58,6 +61,8 @@ export async function startVenusProcess(
   });
   return {
     ready: match,
+    pid: child.pid!,
+    exited,
     stderr: () => err,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
