@@ -1,5 +1,5 @@
 import type { SpokenSegment } from './heard-text.ts';
-import type { InterruptionAction, OverlapCause } from './timeline.ts';
+import type { InterruptionAction, OverlapCause, UserTranscript } from './timeline.ts';
 
 /**
  * The model port: how a session host drives a model, following the official Realtime-Venus
@@ -35,6 +35,8 @@ export interface OpenSessionRequest {
   incarnation: number;
   voice?: string;
   instructions?: string;
+  /** Phrases users of this session may say beyond the model's own domain (deployed functions' examples and keywords). */
+  phrases?: readonly string[];
 }
 
 export interface InputAck {
@@ -78,6 +80,8 @@ export interface OutputStep {
   /** The utterance's speech is fully emitted (the model's turn_eos). */
   turnFinished: boolean;
   finishReason?: 'completed' | 'interrupted';
+  /** User utterances the model recognised since the last step (ports that hear words themselves). */
+  userTranscripts?: UserTranscript[];
   /** Voice activity perceived in this chunk's user audio. */
   userSpeech?: { state: 'started' | 'stopped'; probability: number };
   /** The model's reading of overlapping user input while it was speaking. */

@@ -39,6 +39,28 @@ export type InterruptionAction = z.infer<typeof InterruptionActionSchema>;
 export const OverlapCauseSchema = z.enum(['backchannel', 'other_directed', 'background', 'interruption']);
 export type OverlapCause = z.infer<typeof OverlapCauseSchema>;
 
+/** One recognised user utterance, as a model port reports it and the timeline records it. */
+export const UserTranscriptSchema = z.object({
+  /** The recogniser's words; '' when it recognised nothing. */
+  text: z.string().max(2000),
+  /** How well the words explain the audio, 0..1 (the recogniser's second signal). */
+  confidence: z.number().min(0).max(1),
+  /** False: the words were probably not said (out of grammar); the model did not act on them. */
+  inGrammar: z.boolean(),
+  /**
+   * The speech was a turn (not a backchannel or background speech the assistant talked through),
+   * whether or not its words were understood: clients get it as the transcript of the user's item.
+   */
+  addressed: z.boolean(),
+  /** The `user.audio` inputs (by inputSeq) that carry the utterance, and its length. */
+  audio: z.object({
+    fromInputSeq: z.number().int().nonnegative(),
+    toInputSeq: z.number().int().nonnegative(),
+    durationMs: z.number().nonnegative(),
+  }),
+});
+export type UserTranscript = z.infer<typeof UserTranscriptSchema>;
+
 export const TimelineEventSchema = z.discriminatedUnion('type', [
   // user media and perception
   /** Microphone audio as the worker received it (16 kHz); the samples are in the media store. */
@@ -51,6 +73,11 @@ export const TimelineEventSchema = z.discriminatedUnion('type', [
   user('user.text', { inputSeq: z.number().int().nonnegative(), itemId: z.string(), text: z.string() }),
   user('user.dtmf', { inputSeq: z.number().int().nonnegative(), digit: z.string().max(1) }),
   user('user.speech', { state: z.enum(['started', 'stopped']), probability: z.number().min(0).max(1) }),
+  /**
+   * What the model heard the user say in one stretch of speech (its own recogniser): the words, how
+   * sure it is, and the utterance's audio as the range of `user.audio` inputs that carry it.
+   */
+  user('user.transcript', UserTranscriptSchema.shape),
   // assistant output and control
   assistant('assistant.control', { decision: z.enum(['listen', 'speak', 'turn_eos']) }),
   assistant('assistant.utterance', {

@@ -6,15 +6,19 @@ import {
   type WorkerToEdgeFrame,
 } from '@venus/protocol';
 import type { AssistantResponses, UtteranceEndReason } from './assistant-responses.ts';
+import type { ConversationItems } from './conversation-items.ts';
 import { randomId } from './ids.ts';
 import type { Emit } from './outbound-event.ts';
 import type { PlayoutEstimator } from './playout-estimator.ts';
 import { errorEvent } from './protocol-error.ts';
+import { UserAudioTurns } from './user-audio-turns.ts';
 
 export interface TimelineRelayDeps {
   emit: Emit;
   responses: AssistantResponses;
   estimator: PlayoutEstimator;
+  /** Where a spoken turn's user item goes (with `input_audio_buffer.committed`); without it no items are made for speech. */
+  conversation?: ConversationItems;
 }
 
 /**
@@ -59,9 +63,11 @@ export class TimelineRelay {
   #speechStartedAtMs = 0;
   /** Samples of assistant audio chunks whose timeline event has not arrived yet, keyed `utterance/chunk`. */
   readonly #pendingAudio = new Map<string, Int16Array>();
+  readonly #turns: UserAudioTurns | undefined;
 
   constructor(deps: TimelineRelayDeps) {
     this.#deps = deps;
+    if (deps.conversation) this.#turns = new UserAudioTurns({ emit: deps.emit, conversation: deps.conversation });
   }
 
   /** Holds the samples of an assistant audio chunk until its `assistant.audio` event. */
@@ -79,6 +85,9 @@ export class TimelineRelay {
     switch (event.type) {
       case 'user.speech':
         this.#userSpeech(event);
+        return;
+      case 'user.transcript':
+        this.#turns?.transcript(event.data, () => randomId('item'));
         return;
       case 'assistant.utterance':
         if (event.data.phase === 'started') responses.started(event.data.utteranceId, event.data.continues);
@@ -220,13 +229,11 @@ export class TimelineRelay {
   }
 
   #speechStopped(atMs: number): void {
-    if (this.#speechItemId === undefined) return;
-    this.#deps.emit({
-      type: 'input_audio_buffer.speech_stopped',
-      audio_end_ms: Math.round(atMs),
-      item_id: this.#speechItemId,
-    });
+    const itemId = this.#speechItemId;
+    if (itemId === undefined) return;
+    this.#deps.emit({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: Math.round(atMs), item_id: itemId });
     this.#speechItemId = undefined;
+    this.#turns?.committed(itemId);
   }
 }
 

@@ -6,6 +6,7 @@ import {
   type SpokenSegment,
   type StepRequest,
   stripReservedTags,
+  type UserTranscript,
 } from '@venus/protocol';
 import { type Interruption, judgeOverlap } from '../perception/overlap-policy.ts';
 import { type Burst, VoiceActivity, type VoiceUpdate } from '../perception/voice-activity.ts';
@@ -38,6 +39,8 @@ export interface DialogueStepPlan {
   request: StepRequest;
   frames: Float32Array[];
   audio: Int16Array[];
+  /** The input each entry of `audio` came in. */
+  audioSeqs: number[];
   texts: string[];
   audioMs: number;
 }
@@ -75,7 +78,9 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   /** The utterance spoken last, finished or not. */
   protected last: U | null = null;
   protected closed = false;
-  private readonly inputs = new InputFence<{ audio?: Int16Array; text?: string }>();
+  private readonly inputs = new InputFence<{ audio?: Int16Array; seq?: number; text?: string }>();
+  /** Utterances recognised since the last step, reported on the next output step. */
+  protected readonly transcripts: UserTranscript[] = [];
   private readonly recent = new Map<string, U>();
   private readonly reported = new WeakMap<U, number>();
   private readonly prefills = new PrefillLedger();
@@ -89,7 +94,7 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   }
 
   appendAudio(inputSeq: number, pcm: Int16Array): void {
-    this.inputs.push(inputSeq, { audio: pcm });
+    this.inputs.push(inputSeq, { audio: pcm, seq: inputSeq });
   }
 
   appendText(inputSeq: number, text: string): void {
@@ -101,15 +106,17 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     this.beforeStep();
     const texts: string[] = [];
     const audio: Int16Array[] = [];
+    const audioSeqs: number[] = [];
     let audioMs = 0;
     for (const input of this.inputs.take(request.inputSeqCutoff)) {
       if (input.audio) {
         this.voice.push(input.audio);
         audio.push(input.audio);
+        audioSeqs.push(input.seq ?? 0);
         audioMs += input.audio.length / 16;
       } else if (input.text !== undefined) texts.push(input.text);
     }
-    return { request, frames: this.voice.takeFrames(), audio, texts, audioMs };
+    return { request, frames: this.voice.takeFrames(), audio, audioSeqs, texts, audioMs };
   }
 
   finishStep(plan: DialogueStepPlan, probabilities: Float32Array): OutputStep {
@@ -146,6 +153,7 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
 
     const out = listenStep(this.stepSeq, request);
     if (voice.event) out.userSpeech = voice.event;
+    if (this.transcripts.length > 0) out.userTranscripts = this.transcripts.splice(0);
     const { interruption, stopped } = this.outcome;
     if (interruption) out.interruption = interruption;
     // The stopped utterance closes on this step; whatever follows starts on the next one.

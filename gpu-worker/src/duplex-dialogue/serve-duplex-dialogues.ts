@@ -18,6 +18,8 @@ export async function serveDuplexDialogues<D extends DuplexDialogue<SpokenUttera
   port: MessagePort,
   maxBatch: number,
   create: (open: O) => D,
+  /** Releases what the thread's sessions share beside the VAD (e.g. a recogniser thread), at shutdown. */
+  release?: () => Promise<void> | undefined,
 ): Promise<(dialogue: D, request: StepRequest) => Promise<OutputStep>> {
   const vad = await SileroVad.create({ maxBatch, intraOpNumThreads: 1 });
   const batcher = new VadBatcher(vad);
@@ -25,6 +27,9 @@ export async function serveDuplexDialogues<D extends DuplexDialogue<SpokenUttera
     const plan = dialogue.beginStep(request);
     return dialogue.finishStep(plan, await batcher.score(dialogue.voice.stream, plan.frames));
   };
-  new ThreadSessions<D>(port, step).serve<O>(port, create, () => vad.close());
+  new ThreadSessions<D>(port, step).serve<O>(port, create, async () => {
+    await release?.();
+    await vad.close();
+  });
   return step;
 }

@@ -41,3 +41,15 @@ export function judgeOverlap(milestone: BurstMilestone, foregroundDb: number | n
   if (at === 'sustained') return { action: 'discard', cause: 'interruption', cancelsWork: false };
   return { action: 'continue', cause: 'backchannel', cancelsWork: false };
 }
+
+/**
+ * Words that take the floor as soon as the recogniser's partial hypothesis shows them, before the
+ * burst reaches SUSTAINED_MS: the user wants the assistant to stop now. Corrections ("actually",
+ * "no, make it ...") are left to the final transcript, which says what to do instead.
+ */
+const EARLY_STOP = /^(stop|wait|hold on|never mind|cancel that|forget it)\b/;
+
+/** Whether an overlapping burst's partial words ask the assistant to stop at once. */
+export function earlyStop(partial: string): boolean {
+  return EARLY_STOP.test(partial.trim().toLowerCase());
+}

@@ -1,6 +1,9 @@
-import { type OutputStep, type PrefillRequest, stripReservedTags } from '@venus/protocol';
+import { type OutputStep, type PrefillRequest, type RecogniserStream, stripReservedTags } from '@venus/protocol';
 import { ContextLog } from '../duplex-dialogue/context-log.ts';
 import { type DialogueStepPlan, DuplexDialogue } from '../duplex-dialogue/duplex-dialogue.ts';
+import { earlyStop, type Interruption, isBackgroundLevel } from '../perception/overlap-policy.ts';
+import { type RecognisedUtterance, UtteranceRecognition } from '../perception/utterance-recognition.ts';
+import type { Burst, VoiceUpdate } from '../perception/voice-activity.ts';
 import {
   correctionSlot,
   extractCity,
@@ -30,6 +33,8 @@ export interface DialogueSessionOptions {
   incarnation: number;
   voice?: string;
   synthesize: Synthesize;
+  /** Opens this session's recogniser stream: the model then hears words in the user's audio itself. */
+  recognise?: () => Promise<RecogniserStream>;
 }
 
 /** The inputs a step consumed, and the VAD frames it needs scored before it can finish. */
@@ -84,6 +89,9 @@ function seededDraw(seedText: string): () => number {
 /** Said after a cancel that arrives once the assistant has stopped talking. */
 const CANCELLED_REPLY = 'Okay, I have cancelled that.';
 
+/** Said when the recogniser heard speech but its words were probably not what was said. */
+const UNCLEAR_REPLY = 'Sorry, I did not catch that. Could you say it again?';
+
 /** The plain-language status request the model delegates; the session host answers it from work state. */
 const STATUS_QUERY = 'What is the status of my pending requests?';
 
@@ -97,11 +105,17 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private parkAnswerId: string | null = null;
   private awaitingCityFor: 'weather' | 'time' | null = null;
   private utteranceCount = 0;
+  private readonly recognition: UtteranceRecognition | null;
+  /** The burst being heard cut the assistant off: its words are read as what the user wanted instead. */
+  private cutBySpeech = false;
+  /** The last burst judged was background speech: its words are not acted on. */
+  private backgroundBurst = false;
 
   constructor(private readonly options: DialogueSessionOptions) {
     super(options);
     this.voiceName = options.voice ?? 'en-us';
     this.draw = seededDraw(`${options.sessionId}#${options.incarnation}`);
+    this.recognition = options.recognise ? new UtteranceRecognition({ open: options.recognise }) : null;
   }
 
   /** What the model's context keeps of the conversation: user text, backend results, heard speech. */
@@ -122,6 +136,66 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     super.close();
     this.entries.closed = true;
     this.queue = [];
+    void this.recognition?.close();
+  }
+
+  // ---- hearing words -----------------------------------------------------------------------------
+
+  /** The step's audio goes to the recogniser; early stop words cut in; recognised utterances are heard. */
+  protected override perceived(plan: DialogueStepPlan, voice: VoiceUpdate, wasInSpeech: boolean): void {
+    const rec = this.recognition;
+    if (!rec) return;
+    if (!wasInSpeech && this.voice.inSpeech) this.backgroundBurst = false;
+    const speechInStep = wasInSpeech || this.voice.inSpeech || voice.milestones.some((m) => m.at === 'ended');
+    const audio = plan.audio.map((pcm, i) => ({ seq: plan.audioSeqs[i] ?? 0, pcm }));
+    rec.feed(audio, speechInStep, this.voice.inSpeech);
+    const burst = this.voice.activeBurst;
+    if (
+      this.speaking &&
+      burst?.overlapped &&
+      !burst.judged &&
+      earlyStop(rec.partial) &&
+      !isBackgroundLevel(burst.levelDb, this.voice.foregroundDb)
+    ) {
+      this.voice.claimFloor();
+      this.voice.learnLevel(burst.levelDb);
+      this.cutBySpeech = true;
+      this.stop({ action: 'discard', cause: 'interruption', cancelsWork: false });
+    }
+    for (const u of rec.takeFinals()) this.heardSpeech(u);
+  }
+
+  protected override judged(_burst: Burst, verdict: Interruption): void {
+    if (verdict.cause === 'background') this.backgroundBurst = true;
+    else if (verdict.action !== 'continue' && this.speaking) this.cutBySpeech = true;
+  }
+
+  /** A recognised utterance: reported as a transcript, and acted on like typed text when it is sure. */
+  private heardSpeech(u: RecognisedUtterance): void {
+    const { final } = u;
+    const text = final.text.trim();
+    const cut = this.cutBySpeech;
+    this.cutBySpeech = false;
+    const passedOver = this.backgroundBurst || (this.speaking && !cut && readOverlap(text) === 'backchannel');
+    this.transcripts.push({
+      text,
+      confidence: final.confidence,
+      inGrammar: final.inGrammar,
+      addressed: !passedOver,
+      audio: { fromInputSeq: u.fromInputSeq, toInputSeq: u.toInputSeq, durationMs: final.audioMs },
+    });
+    if (text === '' || this.backgroundBurst) return;
+    // A grammar maps any speech onto itself: low-confidence words are not forced onto a command.
+    if (!final.inGrammar) {
+      if (!this.speaking) this.enqueue({ text: UNCLEAR_REPLY, role: 'other' });
+      return;
+    }
+    if (cut && !this.speaking) {
+      this.entries.push({ role: 'user', text });
+      this.handleOverlap(text);
+      return;
+    }
+    this.hear(text);
   }
 
   protected nextUtterance(): Utterance | null {
@@ -187,6 +261,8 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
         this.interruption = { action: 'discard', cause: 'interruption', cancelsWork: true };
       else this.interruption = { ...verdict, cancelsWork: true };
       this.enqueue({ text: CANCELLED_REPLY, role: 'other' });
+    } else if (readOverlap(text) === 'stop') {
+      // "Stop" after the assistant already stopped: nothing more to do.
     } else this.handleRequest(text);
   }
 

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { serveDuplexDialogues } from '../duplex-dialogue/serve-duplex-dialogues.ts';
+import { SessionRecognisers } from '../perception/pocketsphinx/session-recognisers.ts';
 import { DialogueSession, type Synthesize } from './dialogue-session.ts';
 import { TtsClient } from './tts-client.ts';
 import type { InferenceToMain, InferenceWorkerData, ReferenceOpen } from './worker-protocol.ts';
@@ -15,6 +16,8 @@ if (!port) throw new Error('inference-worker must run in a worker thread');
 
 const tts = new TtsClient(data.ttsPorts);
 const synthesize: Synthesize = (text, voice) => tts.synthesize(text, voice);
+// One recogniser thread per inference thread, started at the first speech of any of its sessions.
+const recognisers = data.recognition ? new SessionRecognisers(data.recognition) : null;
 const step = await serveDuplexDialogues(
   port,
   data.maxBatch,
@@ -24,7 +27,9 @@ const step = await serveDuplexDialogues(
       incarnation: message.incarnation,
       voice: message.voice,
       synthesize,
+      ...(recognisers ? { recognise: () => recognisers.open(message.phrases ?? []) } : {}),
     }),
+  () => recognisers?.close(),
 );
 
 /**

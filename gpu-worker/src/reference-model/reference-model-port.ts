@@ -1,5 +1,7 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
-import type { ModelCapabilities, OpenSessionRequest } from '@venus/protocol';
+import type { ModelCapabilities, OpenSessionRequest, RecogniserGrammar } from '@venus/protocol';
+import { DEMO_GRAMMAR } from '../perception/pocketsphinx/demo-vocabulary.ts';
+import { grammarWithFunctions, type SpokenFunction } from '../perception/pocketsphinx/grammar-from-vocabulary.ts';
 import {
   type SessionThreadPool,
   ThreadedModelPort,
@@ -24,6 +26,13 @@ export interface ReferenceModelOptions {
   ttsThreads?: number;
   /** A fixed capacity instead of the calibrated one, e.g. for benchmarks that probe past it. */
   maxSessions?: number;
+  /**
+   * Hearing words (PocketSphinx, default on): the functions whose examples and keywords extend
+   * what can be said, the base grammar (default the demo domain), and the recogniser streams one
+   * inference thread holds at once (default 32, ~10 MB each; sessions past it go without words).
+   * `false`: no recognition, content only from typed text or a client's transcript.
+   */
+  recognition?: false | { functions?: readonly SpokenFunction[]; grammar?: RecogniserGrammar; maxStreams?: number };
 }
 
 /** What the port measured at startup, and the capacity it derived from it. */
@@ -45,7 +54,8 @@ const MAX_SESSIONS_CAP = 256;
 
 /**
  * The reference model behind the model port: real Silero VAD (onnxruntime-node) for voice
- * activity and barge-in, eSpeak NG for speech, and a narrow, rule-based dialogue (weather, world
+ * activity and barge-in, PocketSphinx (WebAssembly, one recogniser thread per inference thread) for
+ * the words of what the user says, eSpeak NG for speech, and a narrow, rule-based dialogue (weather, world
  * time, calculations via hidden delegate spans; backchannel / discard / repair / park on overlap).
  * Nothing runs on the caller's event loop: sessions live in inference worker threads, speech in
  * TTS worker threads that talk to the inference threads directly. `maxSessions` is derived from
@@ -82,11 +92,19 @@ export class ReferenceModelPort extends ThreadedModelPort<ReferenceOpen> {
       throw ttsFailed.reason;
     }
     const ttsWorkers = tts.map((t) => t.worker);
+    const r = options.recognition ?? {};
+    const recognition =
+      r === false
+        ? undefined
+        : {
+            grammar: grammarWithFunctions(r.functions ?? [], r.grammar ?? DEMO_GRAMMAR),
+            maxStreams: r.maxStreams ?? 32,
+          };
     const stepCosts: number[] = [];
     let pool: SessionThreadPool<ReferenceOpen>;
     try {
       pool = await ThreadedModelPort.startPool(inferenceThreads, async (i, replacement) => {
-        const started = await startInferenceThread(ttsWorkers, !replacement);
+        const started = await startInferenceThread(ttsWorkers, !replacement, recognition);
         stepCosts[i] ??= started.stepCostMs;
         return started.link;
       });
@@ -113,8 +131,11 @@ export class ReferenceModelPort extends ThreadedModelPort<ReferenceOpen> {
     });
   }
 
-  protected openFields(request: OpenSessionRequest): { voice?: string } {
-    return request.voice ? { voice: request.voice } : {};
+  protected openFields(request: OpenSessionRequest): { voice?: string; phrases?: readonly string[] } {
+    return {
+      ...(request.voice ? { voice: request.voice } : {}),
+      ...(request.phrases?.length ? { phrases: request.phrases } : {}),
+    };
   }
 
   protected override async afterClose(): Promise<void> {
@@ -126,6 +147,7 @@ export class ReferenceModelPort extends ThreadedModelPort<ReferenceOpen> {
 async function startInferenceThread(
   ttsWorkers: readonly Worker[],
   calibrate: boolean,
+  recognition: InferenceWorkerData['recognition'],
 ): Promise<{ link: WorkerLink<MainToInference>; stepCostMs: number }> {
   const ttsPorts = ttsWorkers.map((w) => {
     const channel = new MessageChannel();
@@ -133,7 +155,7 @@ async function startInferenceThread(
     w.postMessage(attach, [channel.port2]);
     return channel.port1;
   });
-  const data: InferenceWorkerData = { ttsPorts, maxBatch: 64, calibrate };
+  const data: InferenceWorkerData = { ttsPorts, maxBatch: 64, calibrate, ...(recognition ? { recognition } : {}) };
   const started = await startWorker<InferenceToMain>(new URL('./inference-worker.ts', import.meta.url), data, ttsPorts);
   const stepCostMs = started.ready.t === 'ready' ? started.ready.stepCostMs : Number.NaN;
   return { link: new WorkerLink<MainToInference>(started.worker), stepCostMs };

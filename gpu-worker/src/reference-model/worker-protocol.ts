@@ -1,4 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { RecogniserGrammar } from '@venus/protocol';
 import type { OpenMessage, SessionThreadMessage, ThreadReply } from '../threaded-port/thread-protocol.ts';
 
 /**
@@ -6,7 +7,7 @@ import type { OpenMessage, SessionThreadMessage, ThreadReply } from '../threaded
  * (`SessionThreadMessage`); opening names a voice; the TTS threads take synthesis requests over a
  * message port of their own per inference thread.
  */
-export type ReferenceOpen = OpenMessage & { voice?: string };
+export type ReferenceOpen = OpenMessage & { voice?: string; phrases?: readonly string[] };
 export type MainToInference = SessionThreadMessage<ReferenceOpen>;
 
 export type InferenceToMain =
@@ -22,6 +23,8 @@ export type TtsControl = { t: 'port'; port: MessagePort };
 export interface InferenceWorkerData {
   ttsPorts: MessagePort[];
   maxBatch: number;
+  /** Hear words: the grammar every session's recogniser stream starts from; absent: no recognition. */
+  recognition?: { grammar: RecogniserGrammar; maxStreams: number };
   /** Measure the step cost before reporting ready (default true; a replacement thread skips it). */
   calibrate?: boolean;
 }

@@ -5,7 +5,8 @@ import type { UtteranceEnd, UtteranceHandle } from './utterance-handle.ts';
 import type { WorkDesk } from './work-desk.ts';
 
 /**
- * Publishes what the model produced in one step: perceived user speech, utterance starts and ends,
+ * Publishes what the model produced in one step: perceived user speech and the words it recognised
+ * in it (`user.transcript`), utterance starts and ends,
  * visible text (hidden delegate spans parsed out and handed to the work desk), speech audio with its
  * played-audio account, control decisions. Interruption verdicts are passed to `onInterruption`.
  */
@@ -27,6 +28,13 @@ export class StepOutput {
       s.userSpeaking = step.userSpeech.state === 'started';
       s.lastActivityAtMs = nowMs;
       s.writer.append({ stream: 'user', type: 'user.speech', data: { ...step.userSpeech } }, chunk);
+    }
+    for (const t of step.userTranscripts ?? []) {
+      if (t.addressed) {
+        s.lastActivityAtMs = nowMs;
+        s.userInputSinceAdmission = true;
+      }
+      s.writer.append({ stream: 'user', type: 'user.transcript', data: { ...t, audio: { ...t.audio } } }, chunk);
     }
     if (step.interruption) this.onInterruption(step.interruption, chunk);
     const id = step.utteranceId;
