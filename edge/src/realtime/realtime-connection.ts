@@ -119,7 +119,8 @@ export class RealtimeConnection {
       betaAliases: () => !this.#gaClient,
       conversation: this.#conversation,
     });
-    this.#relay = new TimelineRelay({ emit, responses: this.#responses, estimator: this.#estimator });
+    const relayDeps = { emit, responses: this.#responses, estimator: this.#estimator, conversation: this.#conversation };
+    this.#relay = new TimelineRelay(relayDeps);
     const sendOutput = (output: { callId: string; output: string; eventId?: string }) =>
       this.#send({ kind: 'function_output', session: this.sessionId, ...output });
     this.#functionCalls = new FunctionCalls({ emit, conversation: this.#conversation, sendOutput });
