@@ -355,3 +355,101 @@ describe('work cancel errors carry a null event_id', () => {
     ]);
   });
 });
+
+describe('SessionRuntime client calls', () => {
+  const delegateOnce = (model: FakeModelSession) =>
+    model.script.push({
+      utteranceId: 'u1',
+      text: '<delegate>where is order 4417</delegate>',
+      audio: audio(160),
+      turnFinished: true,
+    });
+
+  it("asks the client for a picked client function, and lands the client's output as the work's result", async () => {
+    const { model, executor, rt, boundary, ofType } = setup();
+    delegateOnce(model);
+    await boundary();
+    await tick();
+    const { workId } = executor.submitted[0]!;
+    executor.emit({
+      kind: 'state',
+      session: 's1',
+      incarnation: 0,
+      workId,
+      state: 'RUNNING',
+      functionName: 'lookup_order',
+    });
+    const base = { session: 's1', incarnation: 0, workId };
+    const clientCall = { name: 'lookup_order', arguments: '{"order_id":"4417"}' };
+    const result = {
+      ...base,
+      ok: true,
+      text: '',
+      policy: 'when_idle' as const,
+      completedAtMs: 0,
+      expiresAtMs: 1e15,
+      clientCall,
+    };
+    executor.emit({ ...base, kind: 'result', result });
+    executor.emit({ ...base, kind: 'result', result }); // a retried job's second plan asks nothing twice
+    const [call] = ofType('work.client_call');
+    expect(ofType('work.client_call')).toHaveLength(1);
+    expect(call?.data).toEqual({ workId, callId: `call_${workId}`, ...clientCall });
+    expect(ofType('work.result')).toEqual([]);
+
+    rt.handleFrame({ kind: 'function_output', session: 's1', callId: 'call_nope', output: 'x', eventId: 'evt_9' });
+    expect(ofType('session.error').at(-1)?.data).toMatchObject({ code: 'work_not_found', eventId: 'evt_9' });
+    rt.handleFrame({
+      kind: 'function_output',
+      session: 's1',
+      callId: call!.data.callId,
+      output: '{"status":"shipped"}',
+    });
+    rt.handleFrame({ kind: 'function_output', session: 's1', callId: call!.data.callId, output: 'again' });
+    expect(ofType('work.result').map((e) => [e.data.result.text, e.data.result.functionName])).toEqual([
+      ['status: shipped', 'lookup_order'],
+    ]);
+    await boundary(2000);
+    await boundary(2000);
+    expect(model.prefills.map((p) => p.text)).toEqual(['<backend>status: shipped</backend>']);
+  });
+
+  it('fails a call the client leaves unanswered past its timeout, with an apology to speak', async () => {
+    const { model, executor, boundary, ofType } = setup();
+    delegateOnce(model);
+    await boundary();
+    await tick();
+    const { workId } = executor.submitted[0]!;
+    const base = { session: 's1', incarnation: 0, workId };
+    executor.emit({ ...base, kind: 'state', state: 'RUNNING', functionName: 'lookup_order' });
+    const clientCall = { name: 'lookup_order', arguments: '{}' };
+    executor.emit({
+      ...base,
+      kind: 'result',
+      result: { ...base, ok: true, text: '', policy: 'when_idle', completedAtMs: 0, expiresAtMs: 1e15, clientCall },
+    });
+    await boundary(179_000);
+    expect(ofType('work.result')).toEqual([]);
+    await boundary(2000);
+    expect(ofType('work.result').map((e) => [e.data.result.ok, e.data.result.text])).toEqual([
+      [false, "Sorry, I couldn't get that: the app did not answer in time."],
+    ]);
+  });
+
+  it('with client delegation, every delegation goes to the client as it was put, and not to the harness', async () => {
+    const { model, executor, rt, boundary, ofType } = setup();
+    rt.handleFrame({
+      kind: 'config',
+      session: 's1',
+      config: SessionConfigSchema.parse({ chunkMs: 160, delegation: 'client' }),
+    });
+    delegateOnce(model);
+    await boundary();
+    await tick();
+    expect(executor.submitted).toEqual([]);
+    expect(ofType('work.client_call').map((e) => [e.data.name, e.data.arguments])).toEqual([
+      ['delegation', '{"query":"where is order 4417"}'],
+    ]);
+    expect(ofType('work.state').map((e) => e.data.state)).toEqual(['QUEUED', 'RUNNING']);
+  });
+});
