@@ -14,6 +14,15 @@ import { parentPort } from 'node:worker_threads';
 
 const MAX_PENDING_OPS = 256;
 const MAX_LOG_LINES = 200;
+/** Characters of one log line or error message taken from the context (the prelude clips to the same). */
+const MAX_MESSAGE = 1000;
+/**
+ * Bytes of one fetch request (URL, headers and body) copied to the host: a granted API call is far
+ * smaller, and 256 pending requests at this size stay within a few hundred MB of the host's memory.
+ */
+const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
+/** The codes the context may report for a failure; anything else it claims is a function_error. */
+const CONTEXT_CODES = new Set(['capability_denied', 'memory_limit', 'function_error', 'invalid_output']);
 
 const prelude = new vm.Script(readFileSync(new URL('./context-prelude.js', import.meta.url), 'utf8'), {
   filename: 'venus-sandbox-prelude.js',
@@ -222,7 +231,9 @@ function bridge(state, op, payload) {
   if (state.done || overExternalBudget(state)) return '';
   switch (op) {
     case 'log':
-      if (state.logLines++ < MAX_LOG_LINES) parentPort.postMessage({ type: 'log', id: state.job.id, line: payload });
+      if (state.logLines++ < MAX_LOG_LINES) {
+        parentPort.postMessage({ type: 'log', id: state.job.id, line: clip(String(payload)) });
+      }
       return '';
     case 'args':
       return state.job.args;
@@ -237,7 +248,7 @@ function bridge(state, op, payload) {
       return '';
     }
     case 'fail': {
-      const { code, message } = JSON.parse(payload);
+      const { code, message } = contextFailure(payload);
       fail(state, code, message);
       return '';
     }
@@ -257,6 +268,12 @@ function bridge(state, op, payload) {
     case 'fetch': {
       const { id, request } = JSON.parse(payload);
       if (!admitOp(state)) return '';
+      const refused = refuseRequest(request);
+      if (refused !== null) {
+        state.ops.set(id, () => {});
+        settleOp(state, id, false, JSON.stringify({ name: 'TypeError', message: refused }));
+        return '';
+      }
       const jobId = state.job.id;
       parentPort.postMessage({ type: 'fetch', id: jobId, op: id, request });
       state.ops.set(id, () => parentPort.postMessage({ type: 'fetch-abort', id: jobId, op: id }));
@@ -265,6 +282,46 @@ function bridge(state, op, payload) {
     default:
       return '';
   }
+}
+
+/**
+ * Everything that crosses out of the context was made by code the deployed function can change
+ * (the prelude's JSON.stringify, String.prototype.slice, ...), so it is checked again here: a
+ * failure carries only a code the context may report and a clipped message, a log line is clipped,
+ * a fetch request is bounded and of the right shape before it is copied to the host.
+ */
+function clip(text) {
+  return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
+}
+
+function contextFailure(payload) {
+  let parsed;
+  try {
+    parsed = typeof payload === 'string' && payload.length <= 8 * MAX_MESSAGE ? JSON.parse(payload) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const code = parsed?.code;
+  const message = parsed?.message;
+  if (!CONTEXT_CODES.has(code) || typeof message !== 'string') {
+    return { code: 'function_error', message: 'the function failed and its error could not be read' };
+  }
+  return { code, message: clip(message) };
+}
+
+function refuseRequest(request) {
+  if (request === null || typeof request !== 'object') return 'fetch: the request could not be read';
+  const { url, method, headers, body } = request;
+  if (typeof url !== 'string' || typeof method !== 'string' || (body !== null && typeof body !== 'string')) {
+    return 'fetch: the request could not be read';
+  }
+  let bytes = url.length + method.length + (body?.length ?? 0);
+  if (headers === null || typeof headers !== 'object') return 'fetch: the request headers could not be read';
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') return 'fetch: the request headers could not be read';
+    bytes += name.length + value.length;
+  }
+  return bytes > MAX_FETCH_REQUEST_BYTES ? `fetch: the request is larger than ${MAX_FETCH_REQUEST_BYTES} bytes` : null;
 }
 
 function admitOp(state) {
