@@ -72,6 +72,30 @@ describe('LlmPlanner', () => {
     expect(offered.find((fn) => fn.name === 'world_clock')?.parameters.properties).toHaveProperty('city');
   });
 
+  it("offers the session's client functions too, and hands back the call of the one the model picks", async () => {
+    server.chatScripts.push({ toolCall: { name: 'lookup_order', arguments: '{"order_id":"A-17"}' } });
+    const lookupOrder = {
+      name: 'lookup_order',
+      description: 'Finds where a customer order is.',
+      parameters: {
+        type: 'object' as const,
+        properties: { order_id: { type: 'string' } },
+        required: ['order_id'],
+        additionalProperties: false,
+      },
+    };
+    const outcome = await runner().run(
+      { ...request('has my parcel left yet'), clientFunctions: [lookupOrder] },
+      { signal },
+    );
+    expect(outcome).toMatchObject({ ok: true, functionName: 'lookup_order' });
+    expect(outcome.result.clientCall).toEqual({ name: 'lookup_order', arguments: '{"order_id":"A-17"}' });
+    const offered = (server.chats.at(-1)!.tools as { function: { name: string; description: string } }[]).map(
+      (tool) => tool.function,
+    );
+    expect(offered.find((fn) => fn.name === 'lookup_order')?.description).toBe('Finds where a customer order is.');
+  });
+
   it('gives the model the conversation up to the evidence cutoff before the request', async () => {
     server.chatScripts.push({ toolCall: { name: 'weather', arguments: '{"city":"Paris","when":"tomorrow"}' } });
     const evidence = buildEvidence('s1', 3, [
