@@ -92,6 +92,8 @@ for f in mdef sendump means variances transition_matrices feat.params noisedict 
   cp "$model/$f" "$out/en-us/$f"
 done
 cp /usr/share/doc/pocketsphinx-en-us/copyright "$out/en-us/debian-copyright"
+# The full CMUdict, compressed without a timestamp (-n) so the bytes are the same on every machine.
+gzip -9 -n -c /usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict > "$out/cmudict-en-us.dict.gz"
 # Only the listing of what went in, with versions; the dictionary is cut by make-dictionary.ts.
 {
   echo "sphinxbase $(dpkg-parsechangelog -l sphinxbase/debian/changelog -S Version)"

@@ -10,7 +10,11 @@ export const MODEL_DIR = new URL('../../../models/pocketsphinx/', import.meta.ur
 
 interface EmscriptenModule {
   HEAP16: Int16Array;
-  FS: { mkdir(path: string): void; writeFile(path: string, data: Uint8Array | string): void };
+  FS: {
+    mkdir(path: string): void;
+    writeFile(path: string, data: Uint8Array | string): void;
+    unlink(path: string): void;
+  };
   UTF8ToString(ptr: number): string;
   stringToUTF8(text: string, ptr: number, max: number): void;
   lengthBytesUTF8(text: string): number;
@@ -35,6 +39,7 @@ const BLOCK = 4000;
 
 export class PocketSphinxWasm {
   private readonly pcmPtr: number;
+  private dictionaries = 0;
 
   private constructor(private readonly m: EmscriptenModule) {
     this.pcmPtr = m._malloc(BLOCK * 2);
@@ -57,13 +62,23 @@ export class PocketSphinxWasm {
     return new PocketSphinxWasm(m);
   }
 
-  /** Grammar decoder; throws if PocketSphinx refuses the grammar. */
-  openGrammar(jsgf: string, options = ''): number {
-    const h = this.withStrings([HMM, DICT, jsgf, options], (hmm, dict, g, o) =>
-      this.m._venus_ps_open(hmm!, dict!, g!, o!),
-    );
-    if (h === 0) throw new Error('PocketSphinx refused the grammar or the model');
-    return h;
+  /**
+   * Grammar decoder; throws if PocketSphinx refuses the grammar. `dictionary`: the pronunciations
+   * of the grammar's words (dictionary text), else the shipped demo dictionary. The decoder reads it
+   * once at open; the file is removed again right after.
+   */
+  openGrammar(jsgf: string, options = '', dictionary?: string): number {
+    const path = dictionary === undefined ? DICT : `/model/stream-${++this.dictionaries}.dict`;
+    if (dictionary !== undefined) this.m.FS.writeFile(path, dictionary);
+    try {
+      const h = this.withStrings([HMM, path, jsgf, options], (hmm, dict, g, o) =>
+        this.m._venus_ps_open(hmm!, dict!, g!, o!),
+      );
+      if (h === 0) throw new Error('PocketSphinx refused the grammar or the model');
+      return h;
+    } finally {
+      if (dictionary !== undefined) this.m.FS.unlink(path);
+    }
   }
 
   /** Phone-loop decoder: the open-vocabulary yardstick for rejection. */

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { compileGrammar } from './grammar-from-vocabulary.ts';
 import { MODEL_DIR, PocketSphinxWasm } from './pocketsphinx-wasm.ts';
+import { Pronunciations } from './pronunciations.ts';
 import { type MainToRecogniser, type RecogniserToMain, scoreToConfidence } from './recogniser-protocol.ts';
 
 /**
@@ -10,11 +10,7 @@ import { type MainToRecogniser, type RecogniserToMain, scoreToConfidence } from 
  */
 const port = parentPort!;
 const post = (message: RecogniserToMain) => port.postMessage(message);
-const words = new Set(
-  readFileSync(new URL('demo.dict', MODEL_DIR), 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[0]!.replace(/\(\d+\)$/, '')),
-);
+const pronunciations = Pronunciations.load(MODEL_DIR);
 
 interface StreamState {
   decoder: number;
@@ -58,8 +54,8 @@ post({ t: 'ready' });
 function handle(message: MainToRecogniser): void {
   switch (message.t) {
     case 'open': {
-      const grammar = compileGrammar(message.grammar, (w) => words.has(w));
-      const decoder = ps.openGrammar(grammar.jsgf, DECODER_OPTIONS);
+      const grammar = compileGrammar(message.grammar, (w) => pronunciations.has(w));
+      const decoder = ps.openGrammar(grammar.jsgf, DECODER_OPTIONS, pronunciations.dictionaryFor(grammar.words));
       streams.set(message.stream, {
         decoder,
         utterance: 0,
