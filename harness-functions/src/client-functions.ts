@@ -19,6 +19,29 @@ const CLIENT_FUNCTIONS = new WeakSet<VenusFunction>();
  *   isClientFunction(fns[0]!); // true
  */
 export function clientFunctions(specs: readonly ClientFunction[], taken: readonly VenusFunction[]): VenusFunction[] {
+  if (specs.length === 0) return [];
+  // A session's tools ride on each of its delegations unchanged: built once per distinct set.
+  const key = `${taken.map((fn) => fn.name).join(',')}\n${JSON.stringify(specs)}`;
+  const cached = BUILT.get(key);
+  if (cached !== undefined) {
+    BUILT.delete(key);
+    BUILT.set(key, cached);
+    return cached;
+  }
+  const built = buildClientFunctions(specs, taken);
+  BUILT.set(key, built);
+  if (BUILT.size > MAX_BUILT) BUILT.delete(BUILT.keys().next().value ?? '');
+  return built;
+}
+
+/**
+ * Built sets kept, least recently used dropped first: about one per live session with tools. A set
+ * of 32 tools (the most a session has) is a few hundred KB of schemas and router vocabulary.
+ */
+const MAX_BUILT = 64;
+const BUILT = new Map<string, VenusFunction[]>();
+
+function buildClientFunctions(specs: readonly ClientFunction[], taken: readonly VenusFunction[]): VenusFunction[] {
   const names = new Set(taken.map((fn) => fn.name));
   const out: VenusFunction[] = [];
   for (const spec of specs) {
