@@ -78,7 +78,16 @@ const validEvents: Record<string, fc.Arbitrary<Obj>> = {
         modalities: fc.constant(['audio', 'text']),
         // Settings the runtime decides for itself: accepted with a notice, whatever they hold.
         turn_detection: fc.oneof(anyJson, fc.constant({ type: 'server_vad', silence_duration_ms: 500 })),
-        tools: fc.array(anyJson, { maxLength: 2 }),
+        // Function tools become the session's client functions (client-tools.ts); malformed ones are bad cases below.
+        tools: fc.uniqueArray(
+          fc.record({
+            type: fc.constant('function'),
+            name: fc.stringMatching(/^[a-z_]{1,24}$/),
+            description: fc.string({ maxLength: 120 }),
+            parameters: fc.constant({ type: 'object', properties: { id: { type: 'string' } } }),
+          }),
+          { maxLength: 2, selector: (t) => t.name },
+        ),
         venus: fc.record(
           {
             // Not 40 ms: a fast chunk clock on the reference model only adds CPU load to the run.
@@ -147,6 +156,13 @@ const specificBad: fc.Arbitrary<Bad>[] = [
     .map(bad('append over the size limit', ['audio_too_large'])),
   // session.update
   fc.constant({ type: 'session.update' }).map(bad('session.update without session', INVALID)),
+  fc
+    .array(fc.oneof(notString, fc.record({ type: fc.constantFrom('mcp', 'file_search', 'x') })), {
+      minLength: 1,
+      maxLength: 2,
+    })
+    .map((tools) => ({ type: 'session.update', session: { tools } }))
+    .map(bad('session.update tools that are not function tools', ['invalid_event', 'unsupported_feature'])),
   notString
     .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))
     .map((session) => ({ type: 'session.update', session }))
