@@ -6,7 +6,7 @@ import { runEdgeFrameCost } from './edge-frame-cost.ts';
 import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
 import { runMemoryLoad } from './memory-load.ts';
-import { runRecogniserCost } from './recogniser-cost.ts';
+import { runRecogniserCost, runRecogniserRealtime } from './recogniser-cost.ts';
 import { runRelayOverhead } from './relay-overhead.ts';
 import { fmt, table } from './report.ts';
 import { runWebRtcRates } from './webrtc-rates.ts';
@@ -305,11 +305,29 @@ if (want('recogniser')) {
   // Hearing words: PocketSphinx (wasm, JSGF demo grammar) in its worker thread on eSpeak NG clips.
   const r = await runRecogniserCost({ rounds: quick ? 2 : 6 });
   print(
-    table('Recogniser (PocketSphinx wasm, demo grammar, one stream; thread busy time per audio second)', [
+    table('Recogniser (PocketSphinx wasm, demo grammar, one stream; thread CPU time per audio second)', [
       {
         'audio s': r.audioS,
         'CPU ms per audio s': r.cpuMsPerAudioS,
+        'busy ms per audio s': r.busyMsPerAudioS,
         'thread start ms': r.loadMs,
+        'load avg': loadavg()[0] ?? 0,
+      },
+    ]),
+  );
+  // Sessions in real time at 160 ms chunks on one recogniser thread: what one core carries.
+  const rt = await runRecogniserRealtime({ streams: quick ? 8 : 16, seconds: quick ? 10 : 30 });
+  print(
+    table('Recogniser in real time (160 ms chunks, one thread; speech share = audio sent / stream time)', [
+      {
+        streams: rt.streams,
+        'speech share': rt.speechShare,
+        'thread CPU share': rt.cpuFraction,
+        'CPU ms per speech s': rt.cpuMsPerSpeechS,
+        'sessions per core': rt.sessionsPerCore,
+        'final p50 ms': rt.finalP50Ms,
+        'final p95 ms': rt.finalP95Ms,
+        'finals > 160 ms': `${rt.missed}/${rt.finals}`,
         'load avg': loadavg()[0] ?? 0,
       },
     ]),

@@ -34,6 +34,7 @@ export class PocketSphinxRecogniser implements RecogniserPort {
   >();
   private nextId = 1;
   private dead: Error | undefined;
+  private readonly cpuWaiters = new Map<number, (ms: number) => void>();
 
   private constructor(
     private readonly worker: Worker,
@@ -68,6 +69,18 @@ export class PocketSphinxRecogniser implements RecogniserPort {
   /** Milliseconds the recogniser thread has spent busy (its event loop's active time): the bench's CPU figure. */
   busyMs(): number {
     return this.worker.performance.eventLoopUtilization().active;
+  }
+
+  /**
+   * CPU time the recogniser thread has used (Linux per-thread accounting, 10 ms resolution; NaN
+   * elsewhere): the bench's cost figure, which a loaded machine does not inflate as it does busy time.
+   */
+  cpuMs(): Promise<number> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.cpuWaiters.set(id, resolve);
+      this.send({ t: 'cpu', id });
+    });
   }
 
   /** The worker thread's id, for checks that decoding is off the main thread. */
@@ -106,6 +119,11 @@ export class PocketSphinxRecogniser implements RecogniserPort {
 
   private onMessage(m: RecogniserToMain): void {
     if (m.t === 'ready') return;
+    if (m.t === 'cpu') {
+      this.cpuWaiters.get(m.id)?.(m.ms);
+      this.cpuWaiters.delete(m.id);
+      return;
+    }
     if (m.t === 'opened') {
       this.opening.get(m.stream)?.resolve(m.unknownWords);
       this.opening.delete(m.stream);

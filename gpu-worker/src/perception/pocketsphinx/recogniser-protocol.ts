@@ -5,7 +5,9 @@ export type MainToRecogniser =
   | { t: 'open'; stream: number; grammar: RecogniserGrammar }
   | { t: 'audio'; stream: number; pcm: Int16Array }
   | { t: 'end'; stream: number }
-  | { t: 'close'; stream: number };
+  | { t: 'close'; stream: number }
+  /** Asks for the thread's own CPU time (benches: unlike busy time it does not grow when the machine is loaded). */
+  | { t: 'cpu'; id: number };
 
 export type RecogniserToMain =
   | { t: 'ready' }
@@ -14,7 +16,8 @@ export type RecogniserToMain =
   | { t: 'final'; stream: number; event: RecogniserFinal }
   | { t: 'consumed'; stream: number; samples: number }
   | { t: 'closed'; stream: number }
-  | { t: 'error'; stream: number; message: string };
+  | { t: 'error'; stream: number; message: string }
+  | { t: 'cpu'; id: number; ms: number };
 
 /**
  * The rejection rule: the grammar path's acoustic log-likelihood per 10 ms frame (PocketSphinx's

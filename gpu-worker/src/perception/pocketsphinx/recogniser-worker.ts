@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { compileGrammar } from './grammar-from-vocabulary.ts';
 import { MODEL_DIR, PocketSphinxWasm } from './pocketsphinx-wasm.ts';
@@ -51,8 +52,21 @@ port.on('message', (message: MainToRecogniser) => {
 });
 post({ t: 'ready' });
 
+/** This thread's CPU time (user + system) in ms, from Linux's per-thread stat; NaN elsewhere. */
+function threadCpuMs(): number {
+  try {
+    const fields = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 function handle(message: MainToRecogniser): void {
   switch (message.t) {
+    case 'cpu':
+      post({ t: 'cpu', id: message.id, ms: threadCpuMs() });
+      return;
     case 'open': {
       const grammar = compileGrammar(message.grammar, (w) => pronunciations.has(w));
       const decoder = ps.openGrammar(grammar.jsgf, DECODER_OPTIONS, pronunciations.dictionaryFor(grammar.words));
