@@ -31,5 +31,11 @@ export interface DelegationExecutor {
   cancel(workId: string, reason: string): Promise<void>;
   /** Listens to the work of the given sessions' host; returns an unsubscribe function. */
   subscribe(listener: WorkEventListener): () => void;
+  /**
+   * Re-binds work another host submitted to this one (its session failed over here, now at
+   * `incarnation`): the work's events, those already recorded included, reach this host's listeners
+   * carrying the new incarnation. Optional: an executor without it leaves such work to its old host.
+   */
+  adopt?(work: { workId: string; session: string; incarnation: number }): Promise<void>;
   close(): Promise<void>;
 }

@@ -37,6 +37,20 @@ export interface OpenSessionRequest {
   instructions?: string;
   /** Phrases users of this session may say beyond the model's own domain (deployed functions' examples and keywords). */
   phrases?: readonly string[];
+  /**
+   * The conversation so far when a session resumes under a new incarnation (failover, drain):
+   * what the user said and what they heard of each reply, rebuilt from the timeline. Absent for a
+   * new session. A model seeds its context with it instead of starting empty.
+   */
+  history?: readonly ContextEntry[];
+  /** A plan parked before the resume, so the model can still offer and resume it. */
+  parked?: { planId: string; utteranceId: string; remainder: string };
+}
+
+/** One entry of a resumed session's context: user words, heard assistant speech, or a `<backend>` result. */
+export interface ContextEntry {
+  role: 'user' | 'assistant' | 'backend';
+  text: string;
 }
 
 export interface InputAck {

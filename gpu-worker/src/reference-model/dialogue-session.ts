@@ -1,4 +1,10 @@
-import { type OutputStep, type PrefillRequest, type RecogniserStream, stripReservedTags } from '@venus/protocol';
+import {
+  type ContextEntry,
+  type OutputStep,
+  type PrefillRequest,
+  type RecogniserStream,
+  stripReservedTags,
+} from '@venus/protocol';
 import { ContextLog } from '../duplex-dialogue/context-log.ts';
 import { type DialogueStepPlan, DuplexDialogue } from '../duplex-dialogue/duplex-dialogue.ts';
 import { earlyStop, type Interruption, isBackgroundLevel } from '../perception/overlap-policy.ts';
@@ -35,6 +41,10 @@ export interface DialogueSessionOptions {
   synthesize: Synthesize;
   /** Opens this session's recogniser stream: the model then hears words in the user's audio itself. */
   recognise?: () => Promise<RecogniserStream>;
+  /** A resumed session's context (what was said and heard before), rebuilt from its timeline. */
+  history?: readonly ContextEntry[];
+  /** A plan parked before the resume. */
+  parked?: { planId: string; utteranceId: string; remainder: string };
 }
 
 /** The inputs a step consumed, and the VAD frames it needs scored before it can finish. */
@@ -116,6 +126,21 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     this.voiceName = options.voice ?? 'en-us';
     this.draw = seededDraw(`${options.sessionId}#${options.incarnation}`);
     this.recognition = options.recognise ? new UtteranceRecognition({ open: options.recognise }) : null;
+    this.restore(options.history ?? [], options.parked);
+  }
+
+  /**
+   * Seeds the context of a resumed session: the entries as heard, and the dialogue state they
+   * imply (a question for a city the user has not answered yet, a parked plan).
+   */
+  private restore(history: readonly ContextEntry[], parked: DialogueSessionOptions['parked']): void {
+    for (const entry of history) this.entries.push({ role: entry.role, text: entry.text });
+    const last = history.at(-1);
+    if (last?.role === 'assistant') {
+      if (last.text === askForCity('weather')) this.awaitingCityFor = 'weather';
+      else if (last.text === askForCity('time')) this.awaitingCityFor = 'time';
+    }
+    if (parked) this.plan = { planId: parked.planId, remainder: parked.remainder, offerAfter: null };
   }
 
   /** What the model's context keeps of the conversation: user text, backend results, heard speech. */

@@ -27,6 +27,8 @@ const step = await serveDuplexDialogues(
       incarnation: message.incarnation,
       voice: message.voice,
       synthesize,
+      ...(message.history ? { history: message.history } : {}),
+      ...(message.parked ? { parked: message.parked } : {}),
       ...(recognisers ? { recognise: () => recognisers.open(message.phrases ?? []) } : {}),
     }),
   () => recognisers?.close(),

@@ -2,6 +2,7 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { ModelCapabilities, OpenSessionRequest, RecogniserGrammar } from '@venus/protocol';
 import { DEMO_GRAMMAR } from '../perception/pocketsphinx/demo-vocabulary.ts';
 import { grammarWithFunctions, type SpokenFunction } from '../perception/pocketsphinx/grammar-from-vocabulary.ts';
+import type { OpenMessage } from '../threaded-port/thread-protocol.ts';
 import {
   type SessionThreadPool,
   ThreadedModelPort,
@@ -131,10 +132,12 @@ export class ReferenceModelPort extends ThreadedModelPort<ReferenceOpen> {
     });
   }
 
-  protected openFields(request: OpenSessionRequest): { voice?: string; phrases?: readonly string[] } {
+  protected openFields(request: OpenSessionRequest): Omit<ReferenceOpen, keyof OpenMessage> {
     return {
       ...(request.voice ? { voice: request.voice } : {}),
       ...(request.phrases?.length ? { phrases: request.phrases } : {}),
+      ...(request.history?.length ? { history: request.history } : {}),
+      ...(request.parked ? { parked: request.parked } : {}),
     };
   }
 

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { RecogniserGrammar } from '@venus/protocol';
+import type { ContextEntry, RecogniserGrammar } from '@venus/protocol';
 import type { OpenMessage, SessionThreadMessage, ThreadReply } from '../threaded-port/thread-protocol.ts';
 
 /**
@@ -7,7 +7,13 @@ import type { OpenMessage, SessionThreadMessage, ThreadReply } from '../threaded
  * (`SessionThreadMessage`); opening names a voice; the TTS threads take synthesis requests over a
  * message port of their own per inference thread.
  */
-export type ReferenceOpen = OpenMessage & { voice?: string; phrases?: readonly string[] };
+export type ReferenceOpen = OpenMessage & {
+  voice?: string;
+  phrases?: readonly string[];
+  /** A resumed session's context, rebuilt from its timeline (OpenSessionRequest.history, .parked). */
+  history?: readonly ContextEntry[];
+  parked?: { planId: string; utteranceId: string; remainder: string };
+};
 export type MainToInference = SessionThreadMessage<ReferenceOpen>;
 
 export type InferenceToMain =

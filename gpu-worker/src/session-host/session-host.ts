@@ -13,6 +13,7 @@ import {
 import { MemoryMediaStore } from '../media/memory-media-store.ts';
 import { SessionRuntime } from './session-runtime.ts';
 import { StepStats } from './step-stats.ts';
+import { replayTimeline } from './timeline-replay.ts';
 
 const log = createLogger('gpu-worker.session-host');
 
@@ -112,12 +113,16 @@ export class SessionHost {
     this.opening.set(frame.session, []);
     try {
       const startSeq = await this.opts.store.lastSeq(frame.session);
-      const incarnation = startSeq === 0 ? 0 : await this.nextIncarnation(frame.session);
+      // A session with a timeline resumes: its context is rebuilt from what was said and heard.
+      const resumed = startSeq === 0 ? undefined : replayTimeline(await this.opts.store.read(frame.session));
+      const incarnation = resumed === undefined ? 0 : resumed.lastIncarnation + 1;
       const model = await this.opts.model.openSession({
         sessionId: frame.session,
         incarnation,
         voice: frame.config.voice,
         ...(frame.config.instructions ? { instructions: frame.config.instructions } : {}),
+        ...(resumed ? { history: resumed.history } : {}),
+        ...(resumed?.parked ? { parked: resumed.parked } : {}),
       });
       const runtime = new SessionRuntime({
         sessionId: frame.session,
@@ -130,6 +135,7 @@ export class SessionHost {
         media: this.media,
         emit: (f) => this.emit(f),
         startSeq,
+        ...(resumed ? { resumed } : {}),
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.autoStep === false ? { autoStep: false } : {}),
         onStep: (s) => this.stepStats.record(s.latencyMs, s.missed),
@@ -159,14 +165,6 @@ export class SessionHost {
     const queued = this.opening.get(frame.session) ?? [];
     this.opening.delete(frame.session);
     for (const f of queued) this.handleFrame(f);
-  }
-
-  /** After a handover, the new incarnation is one above the last one recorded on the timeline. */
-  private async nextIncarnation(session: string): Promise<number> {
-    const events = await this.opts.store.read(session);
-    let last = 0;
-    for (const e of events) if (e.type === 'session.incarnation') last = Math.max(last, e.data.incarnation);
-    return last + 1;
   }
 
   session(id: string): SessionRuntime | undefined {

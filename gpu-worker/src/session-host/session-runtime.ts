@@ -15,6 +15,7 @@ import { InputAudioGate } from './input-audio-gate.ts';
 import { ModelSupervisor } from './model-supervisor.ts';
 import { SessionState } from './session-state.ts';
 import { StepOutput } from './step-output.ts';
+import type { ReplayedSession } from './timeline-replay.ts';
 import { TimelineWriter } from './timeline-writer.ts';
 import { WorkDesk } from './work-desk.ts';
 
@@ -42,6 +43,8 @@ export interface SessionRuntimeOptions {
   reopenModel?: (incarnation: number) => Promise<ModelSession>;
   /** The worker's own input-audio budget for this session. Default: `workerInputAudioBudget()`. */
   inputAudio?: InputAudioBudget;
+  /** What an earlier incarnation left (failover, drain): open work to re-bind, a cut utterance to end. */
+  resumed?: ReplayedSession;
 }
 
 /**
@@ -130,6 +133,20 @@ export class SessionRuntime {
       type: 'session.incarnation',
       data: { incarnation: this.opts.incarnation, reason },
     });
+    const { resumed } = this.opts;
+    if (resumed) {
+      this.inputSeq = resumed.lastInputSeq;
+      // An utterance cut by the handover is not replayed: its unheard rest is dropped.
+      if (resumed.cut) {
+        const { utteranceId } = resumed.cut;
+        writer.append({
+          stream: 'assistant',
+          type: 'assistant.utterance',
+          data: { utteranceId, phase: 'finished', reason: 'discarded' },
+        });
+      }
+      this.desk.rebind(resumed.openWorks);
+    }
     this.loop.start();
   }
 
@@ -155,7 +172,9 @@ export class SessionRuntime {
           if (admitted.report) s.writer.error('rate_limited', admitted.report, 'audio');
           return;
         }
-        const pcm = new Int16Array(frame.pcm16k.slice().buffer);
+        // A copy of its own: a relayed frame's bytes are often a Node Buffer, whose slice() is a view
+        // on a shared pool (its .buffer is the whole pool, of any length).
+        const pcm = new Int16Array(Uint8Array.prototype.slice.call(frame.pcm16k).buffer);
         const inputSeq = ++this.inputSeq;
         const audio = s.media.put(s.sessionId, 'user', pcm, 16_000);
         s.writer.append({

@@ -14,6 +14,7 @@ import {
   type WorkState,
 } from '@venus/protocol';
 import type { SessionState } from './session-state.ts';
+import type { OpenWork } from './timeline-replay.ts';
 import type { UtteranceHandle } from './utterance-handle.ts';
 import type { WorkRecord } from './work-ledger.ts';
 
@@ -75,6 +76,25 @@ export class WorkDesk {
         s.writer.error(e.code, `delegation ${workId} was not accepted: ${e.message}`);
         this.setState(workId, 'FAILED', e.code);
       });
+  }
+
+  /**
+   * Takes over the delegations a previous incarnation left open (failover, drain): they stay in the
+   * book under their ids, the executor re-binds them here, and their results are admitted by this
+   * incarnation (never expired as `stale_incarnation`), each once.
+   */
+  rebind(works: readonly OpenWork[]): void {
+    const { s } = this;
+    const incarnation = s.model.incarnation;
+    for (const open of works) {
+      const record = s.book.works.add(open.workId, open.utteranceId, open.query, open.createdAtMs);
+      record.state = open.state;
+      record.rebound = true;
+      const { workId } = open;
+      this.executor.adopt?.({ workId, session: s.sessionId, incarnation }).catch((err: unknown) => {
+        s.writer.error(toVenusError(err).code, `delegation ${workId} could not be re-bound: ${String(err)}`);
+      });
+    }
   }
 
   onWorkEvent(event: WorkEvent): void {

@@ -17,6 +17,8 @@ export interface WorkRecord {
   functionName?: string;
   /** Set while the work waits for the client to run its client function (session clock). */
   clientCall?: { callId: string; name: string; askedAtMs: number; policy: BackendResult['policy'] };
+  /** Taken over from an earlier incarnation of the session (failover): its result is this one's. */
+  rebound?: true;
 }
 
 /** Works a session remembers; past it, the oldest finished ones are forgotten (open ones never are). */

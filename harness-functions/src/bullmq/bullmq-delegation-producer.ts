@@ -16,6 +16,7 @@ import { traceparentOf } from '@venus/protocol/node';
 import { Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import { AdoptedWork } from './adopted-work.ts';
 import type { DelegationJob } from './delegation-job.ts';
 import { jobIdFor } from './delegation-keys.ts';
 import { type DelegationScripts, defineDelegationScripts, type WorkKeys } from './delegation-scripts.ts';
@@ -106,6 +107,7 @@ export class BullmqDelegationProducer implements DelegationExecutor {
   readonly #scripts: DelegationScripts;
   readonly #queue: Queue;
   readonly #reader: WorkEventReader;
+  readonly #adopted: AdoptedWork;
   readonly #listeners = new Set<WorkEventListener>();
   readonly #requestTimeoutMs: number;
   readonly #maxInFlightPerSession: number;
@@ -169,6 +171,20 @@ export class BullmqDelegationProducer implements DelegationExecutor {
       onError: this.#side.onError,
     });
     this.#reader.start();
+    this.#adopted = new AdoptedWork({
+      url: options.url,
+      ...(options.redisOptions ? { redisOptions: options.redisOptions } : {}),
+      onEvent: (event) => this.#deliver(event),
+      onError: this.#side.onError,
+    });
+  }
+
+  /** Follows the events of work submitted by another host (its session failed over to this one). */
+  async adopt(work: { workId: string; session: string; incarnation: number }): Promise<void> {
+    const record = await this.#readRecord(work.workId);
+    if (record === null || record.session !== work.session) return;
+    if (record.eventsKey === this.#side.keys.events(this.hostId)) return;
+    this.#adopted.adopt(record.eventsKey, work.workId, work.incarnation);
   }
 
   async submit(request: DelegationRequest): Promise<void> {
@@ -278,6 +294,7 @@ export class BullmqDelegationProducer implements DelegationExecutor {
     this.#closed = true;
     this.#listeners.clear();
     await this.#reader.stop();
+    await this.#adopted.close();
     await this.#queue.close().catch(this.#side.onError);
     await this.#redis.quit().catch(() => this.#redis.disconnect());
     await this.#queueRedis.quit().catch(() => this.#queueRedis.disconnect());

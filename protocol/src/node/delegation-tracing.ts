@@ -56,6 +56,7 @@ export class DelegationTracing {
       },
       cancel: (workId, reason) => executor.cancel(workId, reason),
       subscribe: (listener) => executor.subscribe(listener),
+      ...(executor.adopt ? { adopt: (work) => executor.adopt?.(work) ?? Promise.resolve() } : {}),
       close: async () => {
         for (const workId of [...this.#open.keys()]) this.#finish(workId, 'closed');
         await executor.close();

@@ -1,0 +1,103 @@
+import type { TimelineDraft, TimelineEvent } from '@venus/protocol';
+import { describe, expect, it } from 'vitest';
+import { replayTimeline } from './timeline-replay.ts';
+
+const audioRef = { id: 'm1', track: 'assistant' as const, startMs: 0, durationMs: 0, sampleRateHz: 24_000 };
+
+function timeline(drafts: TimelineDraft[]): TimelineEvent[] {
+  return drafts.map((d, i) => ({ ...d, session: 's1', seq: i + 1, chunk: i, atMs: i * 10 }) as TimelineEvent);
+}
+
+const started = (utteranceId: string): TimelineDraft => ({
+  stream: 'assistant',
+  type: 'assistant.utterance',
+  data: { utteranceId, phase: 'started' },
+});
+const said = (utteranceId: string, delta: string, durationMs: number): TimelineDraft[] => [
+  { stream: 'assistant', type: 'assistant.text', data: { utteranceId, delta } },
+  {
+    stream: 'assistant',
+    type: 'assistant.audio',
+    data: { utteranceId, audioChunkSeq: 0, audio: { ...audioRef, durationMs }, startMs: 0, durationMs },
+  },
+];
+const acked = (utteranceId: string, playedMs: number): TimelineDraft => ({
+  stream: 'system',
+  type: 'playback.ack',
+  data: { utteranceId, playedMs, source: 'client' },
+});
+
+describe('replayTimeline', () => {
+  it('keeps what the user said and heard, not what was only generated', () => {
+    const events = timeline([
+      { stream: 'system', type: 'session.incarnation', data: { incarnation: 0, reason: 'opened' } },
+      { stream: 'user', type: 'user.text', data: { inputSeq: 3, itemId: 'i1', text: 'what is the weather' } },
+      started('u1'),
+      ...said('u1', 'Which city would you like the weather for?', 2000),
+      acked('u1', 2000),
+      { stream: 'assistant', type: 'assistant.utterance', data: { utteranceId: 'u1', phase: 'finished' } },
+      started('u2'),
+      ...said('u2', 'Never played at all.', 1000),
+      { stream: 'assistant', type: 'assistant.utterance', data: { utteranceId: 'u2', phase: 'finished' } },
+    ]);
+    const replayed = replayTimeline(events);
+    expect(replayed.history).toEqual([
+      { role: 'user', text: 'what is the weather' },
+      { role: 'assistant', text: 'Which city would you like the weather for?' },
+    ]);
+    expect(replayed.lastInputSeq).toBe(3);
+    expect(replayed.cut).toBeNull();
+  });
+
+  it('reports the utterance cut by the handover with only its heard part, and the open work', () => {
+    const events = timeline([
+      { stream: 'system', type: 'session.incarnation', data: { incarnation: 2, reason: 'resumed' } },
+      started('u1'),
+      ...said('u1', 'Let me check the weather in Paris. It may take a few seconds.', 4000),
+      {
+        stream: 'assistant',
+        type: 'assistant.delegate',
+        data: { workId: 'work_1', query: 'weather in Paris', evidenceCutoffSeq: 1, private: true },
+      },
+      { stream: 'background', type: 'work.state', data: { workId: 'work_1', state: 'QUEUED' } },
+      { stream: 'background', type: 'work.state', data: { workId: 'work_1', state: 'RUNNING' } },
+      {
+        stream: 'assistant',
+        type: 'assistant.delegate',
+        data: { workId: 'work_2', query: 'time in Oslo', evidenceCutoffSeq: 1, private: true },
+      },
+      { stream: 'background', type: 'work.state', data: { workId: 'work_2', state: 'CANCELLED' } },
+      acked('u1', 1500),
+    ]);
+    const replayed = replayTimeline(events);
+    expect(replayed.lastIncarnation).toBe(2);
+    expect(replayed.cut?.utteranceId).toBe('u1');
+    const heard = replayed.cut?.heardText ?? '';
+    expect(heard.length).toBeGreaterThan(0);
+    expect('Let me check the weather in Paris. It may take a few seconds.'.startsWith(heard)).toBe(true);
+    expect(heard.length).toBeLessThan('Let me check the weather in Paris. It may take a few seconds.'.length);
+    expect(replayed.openWorks).toEqual([
+      { workId: 'work_1', query: 'weather in Paris', utteranceId: 'u1', state: 'RUNNING', createdAtMs: 40 },
+    ]);
+  });
+
+  it('keeps an admitted result and the plan parked but not resumed', () => {
+    const result = {
+      workId: 'work_1',
+      session: 's1',
+      incarnation: 0,
+      ok: true,
+      text: 'It is 18 degrees in Paris.',
+      policy: 'when_idle' as const,
+      expiresAtMs: 1e13,
+    };
+    const events = timeline([
+      { stream: 'background', type: 'work.result', data: { result } },
+      { stream: 'background', type: 'work.admitted', data: { workId: 'work_1', resultSeq: 1, mode: 'silent' } },
+      { stream: 'assistant', type: 'assistant.parked', data: { planId: 'p1', utteranceId: 'u1', remainder: 'rest' } },
+    ]);
+    const replayed = replayTimeline(events);
+    expect(replayed.history).toEqual([{ role: 'backend', text: 'It is 18 degrees in Paris.' }]);
+    expect(replayed.parked).toEqual({ planId: 'p1', utteranceId: 'u1', remainder: 'rest' });
+  });
+});
