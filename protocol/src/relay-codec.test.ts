@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeWorkerToEdgeFrame, encodeRelayFrame } from './relay-codec.ts';
+import { decodeEdgeToWorkerFrame, decodeWorkerToEdgeFrame, encodeRelayFrame } from './relay-codec.ts';
 
 describe('relay codec: assistant_audio', () => {
   it('carries the samples as msgpack binary, byte for byte', () => {
@@ -35,5 +35,19 @@ describe('relay codec: assistant_audio', () => {
     const decoded = decodeWorkerToEdgeFrame(bytes);
     expect(decoded).toMatchObject({ ok: false, session: 's1' });
     if (!decoded.ok) expect(decoded.error.message).toContain('pcm24k');
+  });
+});
+
+describe('relay codec: microphone audio', () => {
+  it('gives decoded audio bytes of their own, even from a message inside a larger buffer', () => {
+    const samples = Int16Array.from({ length: 320 }, (_, i) => (i * 97) % 30_000);
+    const bytes = encodeRelayFrame({ kind: 'audio', session: 's', pcm16k: new Uint8Array(samples.buffer) });
+    // A socket hands messages out as views into a larger (pooled) buffer, at any offset.
+    const pool = Buffer.alloc(bytes.length + 4097);
+    pool.set(bytes, 3);
+    const decoded = decodeEdgeToWorkerFrame(pool.subarray(3, 3 + bytes.length));
+    if (!decoded.ok || decoded.frame.kind !== 'audio') throw new Error('not decoded');
+    // What the worker does with it: the samples of exactly this frame.
+    expect(Array.from(new Int16Array(decoded.frame.pcm16k.slice().buffer))).toEqual(Array.from(samples));
   });
 });

@@ -51,6 +51,18 @@ export function decodeWorkerToEdgeFrame(bytes: Uint8Array): RelayDecodeResult<Wo
   return decodeWith(bytes, WorkerToEdgeFrameSchema);
 }
 
+/**
+ * msgpackr hands `bin` fields out as Buffer views into the message, whose `.buffer` is the whole
+ * socket buffer (often a shared pool) and whose `.slice()` is another view: audio gets a plain
+ * Uint8Array of its own, so that `.buffer` and `.slice()` hold exactly its bytes.
+ */
+function ownAudioBytes<F>(frame: F): F {
+  const f = frame as { kind?: string; pcm16k?: Uint8Array; pcm24k?: Uint8Array };
+  if (f.kind === 'audio' && f.pcm16k !== undefined) f.pcm16k = new Uint8Array(f.pcm16k);
+  if (f.kind === 'assistant_audio' && f.pcm24k !== undefined) f.pcm24k = new Uint8Array(f.pcm24k);
+  return frame;
+}
+
 function decodeWith<F>(bytes: Uint8Array, schema: z.ZodType<F>): RelayDecodeResult<F> {
   let value: unknown;
   try {
@@ -59,7 +71,7 @@ function decodeWith<F>(bytes: Uint8Array, schema: z.ZodType<F>): RelayDecodeResu
     return { ok: false, error: new VenusError('invalid_event', 'relay frame is not valid msgpack', { cause }) };
   }
   const parsed = schema.safeParse(value);
-  if (parsed.success) return { ok: true, frame: parsed.data };
+  if (parsed.success) return { ok: true, frame: ownAudioBytes(parsed.data) };
   const issue = parsed.error.issues[0];
   const where = issue?.path.join('.') || '(root)';
   const error = new VenusError('invalid_event', `invalid relay frame at ${where}: ${issue?.message ?? 'malformed'}`, {
