@@ -75,7 +75,15 @@ describe('/metrics on the embedded runtime', () => {
     await client.silence(700);
     await client.speak(await tts.synthesize('Wait, wait, stop there, I need to ask something else.', 'en-us+m3'));
     await client.waitForTimeline((e) => e.type === 'assistant.interruption' && e.data.action !== 'continue', 30_000);
-    await client.silence(1500);
+    // The assistant answers what the user said: its first audio after the end of that speech. The
+    // worker records the metric before it relays the event, so the scrape below already holds it.
+    await client.waitForTimeline(
+      (e) =>
+        e.type === 'assistant.audio' &&
+        e.data.startMs === 0 &&
+        client.timeline.some((s) => s.type === 'user.speech' && s.data.state === 'stopped' && s.seq < e.seq),
+      45_000,
+    );
 
     const during = await scrape(metricsUrl);
     expect(value(during, 'venus_sessions', { worker: 'embedded' })).toBe(1);
