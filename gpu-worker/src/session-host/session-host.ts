@@ -32,7 +32,16 @@ export interface SessionHostOptions {
    * `workerInputAudioBudget(thatBudget)`.
    */
   inputAudio?: InputAudioBudget;
+  /**
+   * What a tenant's users may say beyond the model's own domain: its deployed functions' examples
+   * and keywords, asked once per session open (a failure or a slow catalog costs the session only
+   * those words). At most MAX_SPOKEN_PHRASES are passed on.
+   */
+  spokenPhrases?: (tenant: string) => Promise<readonly string[]>;
 }
+
+/** Phrases a session's recogniser grammar takes from its tenant's functions: bounds the grammar's size and cost. */
+const MAX_SPOKEN_PHRASES = 400;
 
 /**
  * The GPU worker's session host: receives relay frames from the edge, runs one `SessionRuntime`
@@ -100,6 +109,15 @@ export class SessionHost {
     if (frame.kind === 'close') this.sessions.delete(frame.session);
   }
 
+  private async phrasesOf(tenant: string): Promise<readonly string[]> {
+    if (!this.opts.spokenPhrases) return [];
+    try {
+      return (await this.opts.spokenPhrases(tenant)).slice(0, MAX_SPOKEN_PHRASES);
+    } catch {
+      return [];
+    }
+  }
+
   private async open(frame: Extract<EdgeToWorkerFrame, { kind: 'open' }>): Promise<void> {
     if (this.sessions.has(frame.session)) {
       this.emit({
@@ -116,10 +134,12 @@ export class SessionHost {
       // A session with a timeline resumes: its context is rebuilt from what was said and heard.
       const resumed = startSeq === 0 ? undefined : replayTimeline(await this.opts.store.read(frame.session));
       const incarnation = resumed === undefined ? 0 : resumed.lastIncarnation + 1;
+      const phrases = await this.phrasesOf(frame.tenant);
       const model = await this.opts.model.openSession({
         sessionId: frame.session,
         incarnation,
         voice: frame.config.voice,
+        ...(phrases.length > 0 ? { phrases } : {}),
         ...(frame.config.instructions ? { instructions: frame.config.instructions } : {}),
         ...(resumed ? { history: resumed.history } : {}),
         ...(resumed?.parked ? { parked: resumed.parked } : {}),
@@ -145,6 +165,7 @@ export class SessionHost {
             sessionId: frame.session,
             incarnation: next,
             voice: runtime.config.voice,
+            ...(phrases.length > 0 ? { phrases } : {}),
             ...(runtime.config.instructions ? { instructions: runtime.config.instructions } : {}),
           }),
       });
