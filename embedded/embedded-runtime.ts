@@ -4,6 +4,7 @@ import {
   BullmqDelegationConsumer,
   BullmqDelegationProducer,
   CatalogDelegationRunner,
+  catalogFunctions,
   createBuiltinFunctions,
   delegationQueueDepth,
   FunctionPlatform,
@@ -156,7 +157,20 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   );
   // The worker holds each session to its own input budget, a margin above the edge's.
   const inputAudio = workerInputAudioBudget(options.edge?.tenancy?.inputAudio);
-  const host = new SessionHost({ model, executor, store, media, inputAudio });
+  // What a tenant's deployed functions let its users say extends each session's recogniser grammar.
+  const spokenPhrases =
+    catalog === false
+      ? undefined
+      : async (tenant: string) =>
+          (await catalogFunctions(catalog, tenant)).flatMap((f) => [...f.examples, ...(f.keywords ?? [])]);
+  const host = new SessionHost({
+    model,
+    executor,
+    store,
+    media,
+    inputAudio,
+    ...(spokenPhrases ? { spokenPhrases } : {}),
+  });
   const unobserve = observeHost(host, { metrics, worker: 'embedded', tracing });
   const link = new InProcessLink(host);
   const edge = await serveEdgeNode({
