@@ -93,4 +93,36 @@ describe('a spoken request, audio only', () => {
     expect(delegate?.seq).toBeGreaterThan(transcript!.seq);
     expect(delegate?.data.query).toMatch(/weather in Berlin/);
   }, 120_000);
+
+  it("hears a deployed function's example that the demo grammar does not have", async () => {
+    const spec = {
+      name: 'umbrella_advice',
+      description: 'Whether to take an umbrella in a city.',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      examples: ['do I need an umbrella in Seattle'],
+      keywords: ['umbrella'],
+      kind: { type: 'module', source: "export default async () => ({ speech: 'Take one.' })" },
+    };
+    const deployed = await fetch(`${runtime.url}/v1/functions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(spec),
+    });
+    expect(deployed.status).toBe(201);
+    // Sessions opened after the deploy hear its words.
+    const c = await RealtimeClient.connect({ url: wsUrl });
+    c.send({ type: 'session.update', session: { venus: { chunk_ms: 160 } } });
+    c.startMicrophone();
+    await c.silence(300);
+    await c.speak(await tts.synthesize('Do I need an umbrella in Seattle', 'en-us'));
+    await c.silence(1000);
+    const completed = await c.waitFor(
+      (e) => e.type === 'conversation.item.input_audio_transcription.completed',
+      30_000,
+    );
+    expect(String(completed.transcript)).toMatch(/umbrella in seattle/);
+    const heard = c.timeline.find((e) => e.type === 'user.transcript');
+    expect(heard?.type === 'user.transcript' && heard.data.inGrammar).toBe(true);
+    await c.close();
+  }, 120_000);
 });
