@@ -1,5 +1,16 @@
 import type { TimelineEvent } from './timeline.ts';
 
+export interface TimelineAppendOptions {
+  /**
+   * The writer found that the store lost this session's log (it holds nothing of it, while the
+   * writer had written seqs before: a Redis restarted without persistence, or flushed). The batch
+   * then starts a fresh log at its own first seq instead of at 1. With this option a store that
+   * holds anything of the session refuses the batch (`timeline_seq_conflict`), so a stale writer is
+   * still fenced.
+   */
+  afterLoss?: boolean;
+}
+
 export interface TimelineReadOptions {
   /** First seq to return (inclusive). Default 1. */
   fromSeq?: number;
@@ -25,7 +36,7 @@ export interface TimelineReadOptions {
  *   for await (const e of store.tail('s1', { fromSeq: 1, signal })) console.log(e.type);
  */
 export interface TimelineStore {
-  append(events: readonly TimelineEvent[]): Promise<void>;
+  append(events: readonly TimelineEvent[], options?: TimelineAppendOptions): Promise<void>;
   read(session: string, options?: TimelineReadOptions): Promise<TimelineEvent[]>;
   lastSeq(session: string): Promise<number>;
   /** Yields stored events from `fromSeq`, then new ones as they are appended, until the signal aborts. */

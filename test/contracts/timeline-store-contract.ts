@@ -197,6 +197,19 @@ export function timelineStoreContract(
       expect(await store.lastSeq(session)).toBe(4);
     });
 
+    it('starts a lost log again at the batch only where nothing of the session is stored (afterLoss)', async () => {
+      // A writer that wrote seqs 1-4 finds the store empty (it restarted without persistence).
+      await expectConflict(store.append(texts(session, 5, 3)));
+      await store.append(texts(session, 5, 3), { afterLoss: true });
+      expect((await store.read(session)).map((e) => e.seq)).toEqual([5, 6, 7]);
+      expect(await store.lastSeq(session)).toBe(7);
+      await store.append(texts(session, 8, 1));
+      // A log that holds anything refuses it: a stale writer after a handover is still fenced.
+      await expectConflict(store.append(texts(session, 20, 1), { afterLoss: true }));
+      await expectConflict(store.append(texts(session, 9, 1, 'stale'), { afterLoss: true }));
+      expect(await store.lastSeq(session)).toBe(8);
+    });
+
     it('rejects a batch that mixes sessions and stores none of it', async () => {
       const other = `${session}-other`;
       await expectConflict(store.append([...texts(session, 1, 1), ...texts(other, 2, 1)]), 'wrong_session');

@@ -34,8 +34,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A redis-server of this test's own that writes every command to its AOF before replying. */
-export async function startRedis(port: number, dir: string): Promise<ChildProcess> {
+/**
+ * A redis-server of this test's own that writes every command to its AOF before replying, or with
+ * `persistence: false` keeps nothing across a restart (no AOF, no snapshots).
+ */
+export async function startRedis(port: number, dir: string, { persistence = true } = {}): Promise<ChildProcess> {
   const child = spawn(
     'redis-server',
     [
@@ -48,7 +51,7 @@ export async function startRedis(port: number, dir: string): Promise<ChildProces
       '--save',
       '',
       '--appendonly',
-      'yes',
+      persistence ? 'yes' : 'no',
       '--appendfsync',
       'always',
       '--maxmemory-policy',

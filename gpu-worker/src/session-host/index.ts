@@ -11,5 +11,10 @@ export { PlaybackLedger } from './playback-ledger.ts';
 export { SessionHost, type SessionHostOptions } from './session-host.ts';
 export { SessionRuntime, type SessionRuntimeOptions } from './session-runtime.ts';
 export { StepStats } from './step-stats.ts';
-export { MAX_UNWRITTEN_EVENTS, TimelineWriter, type TimelineWriterOptions } from './timeline-writer.ts';
+export {
+  MAX_REWRITTEN_EVENTS,
+  MAX_UNWRITTEN_EVENTS,
+  TimelineWriter,
+  type TimelineWriterOptions,
+} from './timeline-writer.ts';
 export { type InterruptOutcome, UtteranceHandle } from './utterance-handle.ts';

@@ -28,6 +28,11 @@ export interface TimelineWriterOptions {
 
 /** Events a writer holds while its store is unavailable (~7 minutes of 20 ms microphone frames). */
 export const MAX_UNWRITTEN_EVENTS = 20_000;
+/**
+ * Written events a writer keeps to write again when the store loses the session's log (a Redis
+ * restarted without persistence): at most this many, ~100 KB a session at typical event sizes.
+ */
+export const MAX_REWRITTEN_EVENTS = 256;
 const RETRY_BASE_MS = 100;
 const RETRY_MAX_MS = 5000;
 
@@ -48,8 +53,12 @@ function defaultRetryDelay(attempt: number): Promise<void> {
  * behind it, up to `MAX_UNWRITTEN_EVENTS`; past that the session is ended as `timeline_unavailable`
  * rather than dropping accepted events. A retried batch that the store had in fact applied before
  * failing is recognised (the stored events are ours) and not written twice. A batch the store
- * refuses as `timeline_seq_conflict` for any other reason means a newer incarnation writes this
- * timeline now: the writer reports it and is fenced (writes nothing more).
+ * refuses as `timeline_seq_conflict` while the store holds nothing of the session means the store
+ * lost the log (Redis restarted without persistence): the writer starts the log again with the
+ * last `MAX_REWRITTEN_EVENTS` it wrote and the batch, and records the seqs that were lost as a
+ * `session.error` (`timeline_unavailable`), rather than fencing itself. A conflict for any other
+ * reason means a newer incarnation writes this timeline now: the writer reports it and is fenced
+ * (writes nothing more).
  */
 export class TimelineWriter {
   private seqNo: number;
@@ -59,6 +68,10 @@ export class TimelineWriter {
   private attempt = 0;
   /** Events in the batch being written. */
   private inFlight = 0;
+  /** The newest events written, oldest first (at most MAX_REWRITTEN_EVENTS), contiguous up to the last write. */
+  private written: TimelineEvent[] = [];
+  /** A `session.closed` was written: the store may delete the log, which is then not a loss. */
+  private ended = false;
 
   constructor(private readonly opts: TimelineWriterOptions) {
     this.seqNo = opts.startSeq;
@@ -131,12 +144,59 @@ export class TimelineWriter {
       await this.opts.store.append(batch);
     } catch (err) {
       const e = toVenusError(err);
-      if (e.code === 'timeline_seq_conflict' && !(this.attempt > 0 && (await this.alreadyStored(batch))))
+      if (e.code === 'timeline_seq_conflict' && !(this.attempt > 0 && (await this.alreadyStored(batch)))) {
+        if (await this.storeLostLog(batch)) return this.startAgain(batch);
         return this.fence(e);
+      }
       if (e.code !== 'timeline_seq_conflict') return this.retryLater(batch, e);
     }
+    this.wrote(batch);
     if (this.attempt > 0) log.info({ session: this.opts.sessionId, attempts: this.attempt }, 'timeline store back');
     this.attempt = 0;
+  }
+
+  private wrote(batch: TimelineEvent[]): void {
+    this.written.push(...batch);
+    if (this.written.length > MAX_REWRITTEN_EVENTS * 2) this.written = this.written.slice(-MAX_REWRITTEN_EVENTS);
+    if (batch.some((e) => e.type === 'session.closed')) this.ended = true;
+  }
+
+  /** The store holds nothing of a session this writer wrote to before (and did not end). */
+  private async storeLostLog(batch: TimelineEvent[]): Promise<boolean> {
+    if (this.ended || (batch[0]?.seq ?? 1) <= 1) return false;
+    try {
+      return (await this.opts.store.read(this.opts.sessionId, { limit: 1 })).length === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Starts the lost log again from what this writer still holds, and records what was lost. */
+  private async startAgain(batch: TimelineEvent[]): Promise<void> {
+    const first = batch[0]?.seq ?? 1;
+    const kept = this.written.filter((e) => e.seq < first).slice(-MAX_REWRITTEN_EVENTS);
+    const rewrite = kept.concat(batch);
+    try {
+      await this.opts.store.append(rewrite, { afterLoss: true });
+    } catch (err) {
+      const e = toVenusError(err);
+      // Someone else started the log in the meantime: that is a newer owner after all.
+      if (e.code === 'timeline_seq_conflict') return this.fence(e);
+      return this.retryLater(batch, e);
+    }
+    this.wrote(batch);
+    this.attempt = 0;
+    const lostUpTo = (rewrite[0]?.seq ?? first) - 1;
+    if (lostUpTo === 0) {
+      log.warn({ session: this.opts.sessionId }, 'the timeline store lost this session; every event was written again');
+      return;
+    }
+    const message =
+      `the timeline store lost this session's events up to seq ${lostUpTo} (it restarted without persistence); ` +
+      `the ${kept.length} most recent were written again and recording goes on`;
+    log.warn({ session: this.opts.sessionId, lostUpTo, rewritten: kept.length }, message);
+    this.opts.emit({ kind: 'error', session: this.opts.sessionId, code: 'timeline_unavailable', message });
+    this.error('timeline_unavailable', message);
   }
 
   /** After a failed write the store may have applied it anyway: then its events are ours, as stamped. */

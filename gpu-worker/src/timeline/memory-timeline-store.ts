@@ -1,4 +1,4 @@
-import type { TimelineEvent, TimelineReadOptions, TimelineStore } from '@venus/protocol';
+import type { TimelineAppendOptions, TimelineEvent, TimelineReadOptions, TimelineStore } from '@venus/protocol';
 import { VenusError } from '@venus/protocol';
 import { checkAppendBatch, seqConflict } from './append-batch.ts';
 import { lifeChange, type TimelineBounds, timelineBounds } from './timeline-bounds.ts';
@@ -48,7 +48,7 @@ export class MemoryTimelineStore implements TimelineStore {
     this.#timer.unref();
   }
 
-  async append(events: readonly TimelineEvent[]): Promise<void> {
+  async append(events: readonly TimelineEvent[], options: TimelineAppendOptions = {}): Promise<void> {
     // No await before the write: appends issued back to back are applied in call order.
     this.#assertOpen();
     this.#sweep();
@@ -56,7 +56,12 @@ export class MemoryTimelineStore implements TimelineStore {
     if (batch === null) return;
     const log = this.#log(batch.session);
     const last = lastOf(log);
-    if (batch.firstSeq !== last + 1) throw seqConflict(batch.session, last, batch.firstSeq);
+    // A log that lost everything (see TimelineAppendOptions.afterLoss) starts again at the batch;
+    // with that option, a log that holds anything refuses the batch.
+    if (options.afterLoss) {
+      if (log.events.length > 0 || last > 0) throw seqConflict(batch.session, last, batch.firstSeq);
+      log.firstSeq = batch.firstSeq;
+    } else if (batch.firstSeq !== last + 1) throw seqConflict(batch.session, last, batch.firstSeq);
     log.events.push(...events);
     if (log.events.length > this.#bounds.maxEvents * TRIM_SLACK) {
       const trimmed = log.events.length - this.#bounds.maxEvents;

@@ -1,4 +1,4 @@
-import type { TimelineEvent, TimelineReadOptions, TimelineStore } from '@venus/protocol';
+import type { TimelineAppendOptions, TimelineEvent, TimelineReadOptions, TimelineStore } from '@venus/protocol';
 import { REDIS_TIMELINE, VenusError } from '@venus/protocol';
 import type { Redis } from 'ioredis';
 import { checkAppendBatch, seqConflict } from './append-batch.ts';
@@ -9,7 +9,8 @@ import { lifeChange, type TimelineBounds, timelineBounds } from './timeline-boun
  * Checks that the stream ends at the expected seq and adds the whole batch, in one atomic step, so
  * a stale writer after a handover can neither interleave with nor partly overwrite the new owner;
  * trims the stream to about its length bound and sets its expiry in the same step.
- * KEYS[1]: the session's stream. ARGV[1]: the seq the stream must end at (as text); ARGV[2]: the
+ * KEYS[1]: the session's stream. ARGV[1]: the seq the stream must end at (as text), or 'empty':
+ * the stream must not exist (a writer starting again after the store lost it); ARGV[2]: the
  * length bound (XADD MAXLEN ~); ARGV[3]: what the batch does to the session's life: 'closed' (then
  * ARGV[4] is the absolute expiry in ms, '0' to delete at once), 'opened' or 'live'; ARGV[5]: the
  * idle TTL; ARGV[6]: the retention. Then pairs of stream ID and event JSON from ARGV[7].
@@ -21,7 +22,9 @@ const APPEND_LUA = `
 local tip = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local last = '0'
 if #tip > 0 then last = string.match(tip[1][1], '^(%d+)') end
-if last ~= ARGV[1] then return {0, last} end
+if ARGV[1] == 'empty' then
+  if #tip > 0 then return {0, last} end
+elseif last ~= ARGV[1] then return {0, last} end
 for i = 7, #ARGV, 2 do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], ARGV[i], 'e', ARGV[i + 1])
 end
@@ -103,7 +106,7 @@ export class RedisTimelineStore implements TimelineStore {
     this.#redis.defineCommand(APPEND_COMMAND, { numberOfKeys: 1, lua: APPEND_LUA });
   }
 
-  async append(events: readonly TimelineEvent[]): Promise<void> {
+  async append(events: readonly TimelineEvent[], options: TimelineAppendOptions = {}): Promise<void> {
     const batch = checkAppendBatch(events);
     if (batch === null) return;
     const args: string[] = [];
@@ -114,7 +117,7 @@ export class RedisTimelineStore implements TimelineStore {
     const [written, last] = await append.call(
       this.#redis,
       this.#key(batch.session),
-      String(batch.firstSeq - 1),
+      options.afterLoss ? 'empty' : String(batch.firstSeq - 1),
       String(this.#bounds.maxEvents),
       life,
       String(expiresAt),
