@@ -1,0 +1,108 @@
+import type { OutputStep, RecogniserEvent, RecogniserStream } from '@venus/protocol';
+import { describe, expect, it } from 'vitest';
+import { DialogueSession } from './dialogue-session.ts';
+
+/** A fake recogniser stream: each utterance's partial and final are scripted by the test. */
+class ScriptedStream implements RecogniserStream {
+  readonly unknownWords = [];
+  readonly script: { partial?: string; text: string; inGrammar?: boolean }[] = [];
+  private utterance = 0;
+  private readonly queue: RecogniserEvent[] = [];
+  private wake: (() => void) | undefined;
+  readonly events: AsyncIterable<RecogniserEvent> = {
+    [Symbol.asyncIterator]: async function* (this: ScriptedStream) {
+      for (;;) {
+        const next = this.queue.shift();
+        if (next) yield next;
+        else await new Promise<void>((r) => (this.wake = r));
+      }
+    }.bind(this),
+  };
+  push(): void {
+    const partial = this.script[this.utterance]?.partial;
+    if (partial) this.emit({ type: 'partial', utterance: this.utterance, text: partial, score: -30, audioMs: 0 });
+  }
+  endUtterance(): void {
+    const s = this.script[this.utterance] ?? { text: '' };
+    const inGrammar = s.inGrammar ?? true;
+    const final = { type: 'final' as const, utterance: this.utterance++, text: s.text, score: -40 };
+    this.emit({ ...final, confidence: inGrammar ? 0.95 : 0.2, inGrammar, audioMs: 800 });
+  }
+  async close(): Promise<void> {}
+  private emit(e: RecogniserEvent): void {
+    this.queue.push(e);
+    this.wake?.();
+  }
+}
+
+/** Steps a session with 160 ms of audio each, scored as speech or silence by a fake VAD. */
+function driver() {
+  const stream = new ScriptedStream();
+  const d = new DialogueSession({
+    sessionId: 's1',
+    incarnation: 0,
+    synthesize: async (text) => new Int16Array(text.length * 480).fill(1000),
+    recognise: async () => stream,
+  });
+  let seq = 0;
+  let chunk = 0;
+  const step = async (speech: boolean): Promise<OutputStep> => {
+    await new Promise((r) => setTimeout(r, 0));
+    d.appendAudio(
+      ++seq,
+      new Int16Array(2560).map((_, i) => (speech ? Math.round(3000 * Math.sin(i / 5)) : 0)),
+    );
+    const plan = d.beginStep({ chunk, inputSeqCutoff: seq, atMs: ++chunk * 160, assistantAudible: false });
+    return d.finishStep(plan, new Float32Array(plan.frames.length).fill(speech ? 0.95 : 0.01));
+  };
+  const say = async (speechSteps: number, silenceSteps = 6) => {
+    const out: OutputStep[] = [];
+    for (let i = 0; i < speechSteps; i++) out.push(await step(true));
+    for (let i = 0; i < silenceSteps; i++) out.push(await step(false));
+    return out;
+  };
+  return { d, stream, step, say };
+}
+
+describe('DialogueSession hearing words', () => {
+  it('reports a spoken request as a transcript with its inputs and acts on it like typed text', async () => {
+    const { stream, say } = driver();
+    stream.script.push({ text: 'what time is it in tokyo' });
+    const steps = await say(8, 20);
+    const transcripts = steps.flatMap((s) => s.userTranscripts ?? []);
+    expect(transcripts).toEqual([
+      expect.objectContaining({ text: 'what time is it in tokyo', inGrammar: true, addressed: true }),
+    ]);
+    expect(transcripts[0]!.audio.fromInputSeq).toBeGreaterThanOrEqual(1);
+    expect(transcripts[0]!.audio.toInputSeq).toBeGreaterThan(transcripts[0]!.audio.fromInputSeq);
+    expect(steps.map((s) => s.text).join('')).toMatch(/<delegate>What time is it in Tokyo\?<\/delegate>/);
+  });
+
+  it('does not force low-confidence words onto a command: it asks the user to say it again', async () => {
+    const { stream, say } = driver();
+    stream.script.push({ text: 'what is the weather in paris', inGrammar: false });
+    const steps = await say(8, 12);
+    expect(steps.flatMap((s) => s.userTranscripts ?? [])).toEqual([
+      expect.objectContaining({ inGrammar: false, addressed: true }),
+    ]);
+    const said = steps.map((s) => s.text).join('');
+    expect(said).not.toMatch(/delegate/);
+    expect(said).toMatch(/did not catch that/);
+  });
+
+  it('stops at once when the partial words say "stop", before the 600 ms rule', async () => {
+    const { d, stream, step, say } = driver();
+    stream.script.push({ text: 'what is the weather in berlin' }, { partial: 'stop', text: 'stop' });
+    await say(8, 2);
+    // The answer is being spoken.
+    let out = await step(false);
+    for (let i = 0; i < 20 && out.decision !== 'speak'; i++) out = await step(false);
+    expect(out.decision).toBe('speak');
+    const overlap: OutputStep[] = [];
+    for (let i = 0; i < 3; i++) overlap.push(await step(true));
+    const stopped = overlap.find((s) => s.interruption && s.interruption.action !== 'continue');
+    expect(stopped?.interruption).toMatchObject({ action: 'discard', cause: 'interruption' });
+    // Three 160 ms steps is under 600 ms of speech: the words did it, not the duration.
+    expect(d.voice.activeBurst?.speechMs ?? 0).toBeLessThan(600);
+  });
+});
