@@ -31,11 +31,12 @@ const metrics = new VenusMetrics({ process: 'edge' });
 
 const link = new FleetWorkerLink({
   placement,
-  connect: (worker) =>
+  connect: (worker, onLinkEvent) =>
     new WebSocketWorkerLink({
       url: worker.url,
       ...(token === undefined ? {} : { token }),
       onEvent: (event) => {
+        onLinkEvent(event);
         // Generation 1 is the first connection; every later one came back after a drop.
         if (event.type === 'connected' && event.generation > 1) metrics.relayReconnects.inc({ worker: worker.id });
         if (event.type === 'connected' || event.type === 'disconnected' || event.type === 'sessions_failed') {
@@ -43,6 +44,11 @@ const link = new FleetWorkerLink({
         }
       },
     }),
+  // A lost worker's sessions resume on another worker once its relay has been down for 2 s.
+  onFailover: (event) => {
+    metrics.recordFailover(event.reason);
+    log.info({ event }, 'session failed over');
+  },
 });
 const server = await serveEdgeNode({
   link,

@@ -1,42 +1,82 @@
 import { type EdgeToWorkerFrame, toVenusError, type WorkerLink, type WorkerToEdgeFrame } from '@venus/protocol';
+import type { RelayLinkEvent } from '../relay/relay-link.ts';
 import { SessionListeners } from '../relay/session-listeners.ts';
-import type { WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
+import type { PlaceOptions, WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
+
+type OpenFrame = Extract<EdgeToWorkerFrame, { kind: 'open' }>;
+
+/** A session moved to another worker: what a metrics counter counts. */
+export interface FailoverEvent {
+  session: string;
+  /** Worker id it was on. */
+  from: string;
+  reason: 'worker_lost';
+}
 
 export interface FleetWorkerLinkOptions {
   placement: WorkerPlacement;
-  /** Opens the link to one worker (on Node, a WebSocketWorkerLink). */
-  connect(endpoint: WorkerEndpoint): WorkerLink;
-  /** Frames a session may send while its worker is being chosen. Default 512. */
+  /**
+   * Opens the link to one worker (on Node, a WebSocketWorkerLink); `onEvent` must receive its
+   * RelayLink events, so that a lost worker is noticed.
+   */
+  connect(endpoint: WorkerEndpoint, onEvent: (event: RelayLinkEvent) => void): WorkerLink;
+  /** Frames a session may send while its worker is being chosen or is away. Default 512. */
   maxPendingFrames?: number;
+  /**
+   * How long a worker's relay may stay down before its sessions are re-placed on another worker,
+   * where they resume from their timelines under a new incarnation. Default 2 s.
+   */
+  failoverGraceMs?: number;
+  onFailover?(event: FailoverEvent): void;
 }
 
 interface Route {
   pending: EdgeToWorkerFrame[];
-  worker?: { url: string; link: WorkerLink; detach: () => void };
+  /** The session's `open` with its latest config: what re-places it elsewhere. */
+  open: OpenFrame;
+  worker?: { id: string; url: string; link: WorkerLink; detach: () => void };
+}
+
+interface SharedLink {
+  endpoint: WorkerEndpoint;
+  link: WorkerLink;
+  sessions: Set<string>;
+  /** The relay is down: its sessions' frames wait here (bounded) until it returns or they move. */
+  down: boolean;
+  lostTimer?: ReturnType<typeof setTimeout>;
 }
 
 /**
  * A WorkerLink over a fleet of GPU workers: each session's `open` asks the placement for a worker,
- * and the session sticks to it for its life. Frames sent while the choice is being made wait (bounded)
- * and follow in order. One link per worker is shared by all its sessions and closed when the last ends.
+ * and the session stays on it while it lives. Frames sent while the choice is being made, or while
+ * the worker's relay is down, wait (bounded) and follow in order. One link per worker is shared by
+ * all its sessions and closed when the last ends.
+ *
+ * Failover: when a worker's relay stays down past `failoverGraceMs`, every session on it is placed
+ * on another worker (never the lost one) with its latest `open`; that worker finds the session's
+ * timeline and resumes it under a new incarnation, with its context rebuilt. The client's
+ * connection to the edge stays up throughout.
  *
  * @example
  *   const link = new FleetWorkerLink({
  *     placement: new RedisPlacement({ url: process.env.REDIS_URL! }),
- *     connect: (worker) => new WebSocketWorkerLink({ url: worker.url, token }),
+ *     connect: (worker, onEvent) => new WebSocketWorkerLink({ url: worker.url, token, onEvent }),
  *   });
  *   await serveEdgeNode({ link, port: 8080 });
  */
 export class FleetWorkerLink implements WorkerLink {
   readonly #options: FleetWorkerLinkOptions;
   readonly #maxPending: number;
+  readonly #graceMs: number;
   readonly #routes = new Map<string, Route>();
-  readonly #links = new Map<string, { link: WorkerLink; sessions: number }>();
+  readonly #links = new Map<string, SharedLink>();
   readonly #listeners = new SessionListeners();
+  #closed = false;
 
   constructor(options: FleetWorkerLinkOptions) {
     this.#options = options;
     this.#maxPending = options.maxPendingFrames ?? 512;
+    this.#graceMs = options.failoverGraceMs ?? 2_000;
   }
 
   /** The worker url a session is on, once placed. */
@@ -49,7 +89,7 @@ export class FleetWorkerLink implements WorkerLink {
     const route = this.#routes.get(session);
     if (route === undefined) {
       if (frame.kind === 'open') {
-        const fresh: Route = { pending: [frame] };
+        const fresh: Route = { pending: [frame], open: frame };
         this.#routes.set(session, fresh);
         void this.#place(session, fresh);
       } else if (frame.kind !== 'close') {
@@ -58,8 +98,10 @@ export class FleetWorkerLink implements WorkerLink {
       }
       return;
     }
-    if (route.worker !== undefined) {
-      route.worker.link.send(frame);
+    if (frame.kind === 'config') route.open = { ...route.open, config: frame.config };
+    const worker = route.worker;
+    if (worker !== undefined && !this.#links.get(worker.url)?.down) {
+      worker.link.send(frame);
       if (frame.kind === 'close') this.#end(session);
       return;
     }
@@ -76,19 +118,21 @@ export class FleetWorkerLink implements WorkerLink {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     for (const route of this.#routes.values()) route.worker?.detach();
     this.#routes.clear();
     this.#listeners.clear();
     const links = [...this.#links.values()];
     this.#links.clear();
+    for (const shared of links) clearTimeout(shared.lostTimer);
     await Promise.all(links.map((entry) => entry.link.close()));
     await this.#options.placement.close();
   }
 
-  async #place(session: string, route: Route): Promise<void> {
+  async #place(session: string, route: Route, options?: PlaceOptions): Promise<void> {
     let endpoint: WorkerEndpoint;
     try {
-      endpoint = await this.#options.placement.place(session);
+      endpoint = await this.#options.placement.place(session, options);
     } catch (cause) {
       this.#routes.delete(session);
       const error = toVenusError(cause, 'model_unavailable');
@@ -96,25 +140,39 @@ export class FleetWorkerLink implements WorkerLink {
       this.#deliver({ kind: 'closed', session, reason: error.code });
       return;
     }
-    if (this.#routes.get(session) !== route) {
+    if (this.#routes.get(session) !== route || this.#closed) {
       this.#options.placement.release(session);
       return;
     }
-    let shared = this.#links.get(endpoint.url);
-    if (shared === undefined) {
-      shared = { link: this.#options.connect(endpoint), sessions: 0 };
-      this.#links.set(endpoint.url, shared);
-    }
-    shared.sessions += 1;
+    const shared = this.#shared(endpoint);
+    shared.sessions.add(session);
     const detach = shared.link.onFrame(session, (frame) => {
       this.#deliver(frame);
       if (frame.kind === 'closed') this.#end(session);
     });
-    route.worker = { url: endpoint.url, link: shared.link, detach };
-    const pending = route.pending.splice(0);
-    for (const frame of pending) {
+    route.worker = { id: endpoint.id, url: endpoint.url, link: shared.link, detach };
+    if (!shared.down) this.#flush(session, route);
+  }
+
+  #shared(endpoint: WorkerEndpoint): SharedLink {
+    const existing = this.#links.get(endpoint.url);
+    if (existing !== undefined) return existing;
+    let shared: SharedLink | undefined;
+    const link = this.#options.connect(endpoint, (event) => {
+      if (shared !== undefined) this.#linkEvent(shared, event);
+    });
+    shared = { endpoint, link, sessions: new Set(), down: false };
+    this.#links.set(endpoint.url, shared);
+    return shared;
+  }
+
+  /** Sends what waited for the session's worker, in order. */
+  #flush(session: string, route: Route): void {
+    const worker = route.worker;
+    if (worker === undefined) return;
+    for (const frame of route.pending.splice(0)) {
       try {
-        shared.link.send(frame);
+        worker.link.send(frame);
       } catch (cause) {
         const error = toVenusError(cause, 'model_unavailable');
         this.#deliver({ kind: 'error', session, code: error.code, message: error.message });
@@ -124,6 +182,44 @@ export class FleetWorkerLink implements WorkerLink {
         return;
       }
     }
+  }
+
+  #linkEvent(shared: SharedLink, event: RelayLinkEvent): void {
+    if (this.#links.get(shared.endpoint.url) !== shared) return;
+    if (event.type === 'disconnected' || (event.type === 'connect_failed' && shared.down)) {
+      shared.down = true;
+      shared.lostTimer ??= setTimeout(() => this.#failover(shared), this.#graceMs);
+      return;
+    }
+    if (event.type === 'connected' && shared.down) {
+      // Back within the grace: its sessions were re-opened on it by the link; what waited follows.
+      shared.down = false;
+      clearTimeout(shared.lostTimer);
+      shared.lostTimer = undefined;
+      for (const session of shared.sessions) {
+        const route = this.#routes.get(session);
+        if (route !== undefined) this.#flush(session, route);
+      }
+    }
+  }
+
+  /** The worker stayed away: each of its sessions goes to another worker with its latest `open`. */
+  #failover(shared: SharedLink): void {
+    if (this.#links.get(shared.endpoint.url) !== shared || this.#closed) return;
+    this.#links.delete(shared.endpoint.url);
+    const from = shared.endpoint.id;
+    for (const session of shared.sessions) {
+      const route = this.#routes.get(session);
+      if (route === undefined) continue;
+      route.worker?.detach();
+      route.worker = undefined;
+      this.#options.placement.release(session);
+      route.pending.unshift(route.open);
+      this.#options.onFailover?.({ session, from, reason: 'worker_lost' });
+      void this.#place(session, route, { exclude: [from] });
+    }
+    shared.sessions.clear();
+    void shared.link.close();
   }
 
   #end(session: string): void {
@@ -136,9 +232,10 @@ export class FleetWorkerLink implements WorkerLink {
     worker.detach();
     const shared = this.#links.get(worker.url);
     if (shared === undefined) return;
-    shared.sessions -= 1;
-    if (shared.sessions > 0) return;
+    shared.sessions.delete(session);
+    if (shared.sessions.size > 0) return;
     this.#links.delete(worker.url);
+    clearTimeout(shared.lostTimer);
     void shared.link.close();
   }
 

@@ -1,6 +1,6 @@
 import { type FleetKeys, fleetKeys, VenusError } from '@venus/protocol';
 import { Redis } from 'ioredis';
-import type { WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
+import type { PlaceOptions, WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
 
 export interface RedisPlacementOptions {
   url: string;
@@ -9,19 +9,21 @@ export interface RedisPlacementOptions {
 }
 
 /**
- * Picks the least loaded live, non-draining worker with room and reserves a slot on it, in one
- * step. Workers whose heartbeat key expired are pruned on the way. Reads keys it builds itself,
+ * Picks the least loaded live, non-draining worker with room (other than the ids in ARGV[2..]) and
+ * reserves a slot on it, in one step. Workers whose heartbeat key expired are pruned on the way. Reads keys it builds itself,
  * so this runs on a single Redis (or a cluster with every fleet key in one hash slot).
  */
 const PLACE_SCRIPT = `
 local ids = redis.call('SMEMBERS', KEYS[1])
+local excluded = {}
+for i = 2, #ARGV do excluded[ARGV[i]] = true end
 local best, bestUrl, bestLoad
 for _, id in ipairs(ids) do
   local key = ARGV[1] .. id
   local f = redis.call('HMGET', key, 'url', 'maxSessions', 'sessions', 'draining')
   if not f[1] then
     redis.call('SREM', KEYS[1], id)
-  elseif f[4] ~= '1' then
+  elseif f[4] ~= '1' and not excluded[id] then
     local max = tonumber(f[2]) or 0
     local n = tonumber(f[3]) or 0
     if n < max and (bestLoad == nil or n / max < bestLoad) then
@@ -35,7 +37,7 @@ return {best, bestUrl}
 `;
 
 type PlacingRedis = Redis & {
-  placeSession(workersKey: string, workerPrefix: string): Promise<[string, string] | null>;
+  placeSession(workersKey: string, workerPrefix: string, ...exclude: string[]): Promise<[string, string] | null>;
 };
 
 /**
@@ -58,10 +60,11 @@ export class RedisPlacement implements WorkerPlacement {
     this.#redis = redis as PlacingRedis;
   }
 
-  async place(session: string): Promise<WorkerEndpoint> {
+  async place(session: string, options: PlaceOptions = {}): Promise<WorkerEndpoint> {
     let picked: [string, string] | null;
     try {
-      picked = await this.#redis.placeSession(this.#keys.workers, this.#keys.workerPrefix);
+      const exclude = options.exclude ?? [];
+      picked = await this.#redis.placeSession(this.#keys.workers, this.#keys.workerPrefix, ...exclude);
     } catch (cause) {
       throw new VenusError('model_unavailable', `fleet registry unreachable: ${String(cause)}`, { cause });
     }

@@ -1,5 +1,5 @@
 import { VenusError } from '@venus/protocol';
-import type { WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
+import type { PlaceOptions, WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
 
 /**
  * Placement over a fixed list of workers, without Redis: each session goes to the worker this edge
@@ -29,9 +29,14 @@ export class StaticPlacement implements WorkerPlacement {
     return new StaticPlacement(urls.map((url) => ({ id: url, url })));
   }
 
-  async place(session: string): Promise<WorkerEndpoint> {
-    let best = this.#workers[0]!;
-    for (const worker of this.#workers) if (worker.sessions < best.sessions) best = worker;
+  async place(session: string, options: PlaceOptions = {}): Promise<WorkerEndpoint> {
+    const exclude = new Set(options.exclude ?? []);
+    let best: { endpoint: WorkerEndpoint; sessions: number } | undefined;
+    for (const worker of this.#workers) {
+      if (exclude.has(worker.endpoint.id)) continue;
+      if (best === undefined || worker.sessions < best.sessions) best = worker;
+    }
+    if (best === undefined) throw new VenusError('model_unavailable', `no other GPU worker for session ${session}`);
     best.sessions += 1;
     this.#placed.set(session, best);
     return best.endpoint;

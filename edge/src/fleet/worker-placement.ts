@@ -10,9 +10,16 @@ export interface WorkerEndpoint {
  * the Redis fleet registry that workers heartbeat into.
  */
 export interface WorkerPlacement {
-  /** A live worker with room for one more session; rejects with `model_unavailable` when none has. */
-  place(session: string): Promise<WorkerEndpoint>;
+  /**
+   * A live worker with room for one more session; rejects with `model_unavailable` when none has.
+   * `exclude`: worker ids not to choose (one just lost, whose registration may not have expired yet).
+   */
+  place(session: string, options?: PlaceOptions): Promise<WorkerEndpoint>;
   /** The session has ended. */
   release(session: string): void;
   close(): Promise<void>;
+}
+
+export interface PlaceOptions {
+  exclude?: readonly string[];
 }

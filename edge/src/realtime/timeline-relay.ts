@@ -130,6 +130,11 @@ export class TimelineRelay {
       case 'assistant.resumed':
         emit({ type: 'venus.plan.resumed', plan_id: event.data.planId });
         return;
+      case 'session.incarnation':
+        // The session goes on under a new incarnation (its worker was lost or drained): context rebuilt.
+        if (event.data.reason === 'resumed')
+          emit({ type: 'venus.session.resumed', incarnation: event.data.incarnation });
+        return;
       case 'work.state':
         emit({
           type: 'venus.work.state',

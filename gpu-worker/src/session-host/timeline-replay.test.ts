@@ -2,7 +2,13 @@ import type { TimelineDraft, TimelineEvent } from '@venus/protocol';
 import { describe, expect, it } from 'vitest';
 import { replayTimeline } from './timeline-replay.ts';
 
-const audioRef = { id: 'm1', track: 'assistant' as const, startMs: 0, durationMs: 0, sampleRateHz: 24_000 };
+const audioRef = {
+  segmentId: 'm1',
+  track: 'assistant' as const,
+  offsetMs: 0,
+  durationMs: 0,
+  sampleRateHz: 24_000 as const,
+};
 
 function timeline(drafts: TimelineDraft[]): TimelineEvent[] {
   return drafts.map((d, i) => ({ ...d, session: 's1', seq: i + 1, chunk: i, atMs: i * 10 }) as TimelineEvent);
@@ -89,6 +95,7 @@ describe('replayTimeline', () => {
       ok: true,
       text: 'It is 18 degrees in Paris.',
       policy: 'when_idle' as const,
+      completedAtMs: 0,
       expiresAtMs: 1e13,
     };
     const events = timeline([
