@@ -28,7 +28,7 @@ const planner = llmPlannerFromEnv(env, new RouterPlanner());
 const runtime = await startEmbeddedRuntime({
   port: settings.VENUS_PORT,
   hostname: settings.VENUS_HOST,
-  ...(settings.VENUS_REDIS_URL ? { redisUrl: settings.VENUS_REDIS_URL } : {}),
+  ...(settings.VENUS_REDIS_URL ? { redisUrl: settings.VENUS_REDIS_URL, redisPrefix: settings.VENUS_REDIS_PREFIX } : {}),
   modelEnv: env,
   storageEnv: env,
   functionsAllowPrivateNetworks: settings.VENUS_FUNCTIONS_ALLOW_PRIVATE === '1',
