@@ -169,12 +169,16 @@ export function functionsCatalogContract(label: string, open: () => Promise<Cata
         kind: {
           type: 'module',
           source:
-            'export default async (args, ctx) => ({ data: { keys: Object.keys(ctx.env), token: ctx.env.API_TOKEN } })',
+            'export default async (args, ctx) => ({ data: { keys: Object.keys(ctx.env), reversed: [...ctx.env.API_TOKEN].reverse().join(""), echoed: ctx.env.API_TOKEN } })',
           grants: { env: ['API_TOKEN'] },
         },
       });
       const probe = await catalog.invoke('acme', 'env_probe', {});
-      expect(probe).toMatchObject({ ok: true, data: { keys: ['API_TOKEN'], token: 'tok-acme' } });
+      // The function got the value; an echo of it is masked in what the platform answers.
+      expect(probe).toMatchObject({
+        ok: true,
+        data: { keys: ['API_TOKEN'], reversed: 'emca-kot', echoed: '[secret API_TOKEN]' },
+      });
 
       expect(await catalog.deleteSecret('acme', 'API_TOKEN')).toBe(true);
       expect(await catalog.deleteSecret('acme', 'API_TOKEN')).toBe(false);

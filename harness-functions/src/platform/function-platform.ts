@@ -26,6 +26,7 @@ import type { LocalWorkerRuntime } from './local-worker-runtime.ts';
 import { parametersValidator } from './parameters-validator.ts';
 import { ModuleSandbox } from './sandbox/module-sandbox.ts';
 import type { SandboxPoolOptions } from './sandbox/sandbox-pool.ts';
+import { secretMask } from './secret-mask.ts';
 import type { FunctionStore, StoredVersion } from './store/function-store.ts';
 
 export interface FunctionPlatformOptions {
@@ -265,6 +266,8 @@ export class FunctionPlatform implements FunctionsCatalog {
     if (missing.length > 0) {
       return { ok: false, error: { code: 'secret_missing', message: `secrets no longer set: ${missing.join(', ')}` } };
     }
+    // What the function logs, throws or answers never carries a granted secret out (secret-mask.ts).
+    const mask = secretMask(secrets);
 
     if (kind.type === 'module') {
       const outcome = await this.#sandbox.run({
@@ -277,8 +280,8 @@ export class FunctionPlatform implements FunctionsCatalog {
         meta,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
-      logs.push(...outcome.logs);
-      if (!outcome.ok) return outcome;
+      logs.push(...outcome.logs.map(mask.text));
+      if (!outcome.ok) return { ok: false, error: { ...outcome.error, message: mask.text(outcome.error.message) } };
       if (utf8Length(outcome.value) > FUNCTIONS_LIMITS.maxOutputBytes) {
         return {
           ok: false,
@@ -292,7 +295,7 @@ export class FunctionPlatform implements FunctionsCatalog {
       // that still does not parse is refused the same way rather than thrown as internal_error.
       let value: unknown;
       try {
-        value = JSON.parse(outcome.value);
+        value = JSON.parse(mask.json(outcome.value));
       } catch {
         return { ok: false, error: { code: 'invalid_output', message: 'the reply is not JSON' } };
       }
@@ -326,14 +329,15 @@ export class FunctionPlatform implements FunctionsCatalog {
       payload: { args, workId: meta.workId, session: meta.session, function: stored.name, version: stored.version },
       ...(signals.length === 0 ? {} : { signal: AbortSignal.any(signals) }),
     });
-    logs.push(...outcome.logs);
+    logs.push(...outcome.logs.map(mask.text));
     if (!outcome.ok && outcome.error.code === 'cancelled' && deadline?.aborted && !options.signal?.aborted) {
       return {
         ok: false,
         error: { code: 'http_timeout', message: `no answer within ${options.timeoutMs} ms overall` },
       };
     }
-    return outcome;
+    if (!outcome.ok) return { ok: false, error: { ...outcome.error, message: mask.text(outcome.error.message) } };
+    return { ok: true, reply: JSON.parse(mask.json(JSON.stringify(outcome.reply))) as FunctionReply };
   }
 
   #validator(tenant: string, stored: StoredVersion): z.ZodType<Record<string, unknown>> {
