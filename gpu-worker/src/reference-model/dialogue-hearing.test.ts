@@ -61,7 +61,8 @@ function driver() {
     for (let i = 0; i < silenceSteps; i++) out.push(await step(false));
     return out;
   };
-  return { d, stream, step, say };
+  const text = (t: string) => d.appendText(++seq, t);
+  return { d, stream, step, say, text };
 }
 
 describe('DialogueSession hearing words', () => {
@@ -76,6 +77,19 @@ describe('DialogueSession hearing words', () => {
     expect(transcripts[0]!.audio.fromInputSeq).toBeGreaterThanOrEqual(1);
     expect(transcripts[0]!.audio.toInputSeq).toBeGreaterThan(transcripts[0]!.audio.fromInputSeq);
     expect(steps.map((s) => s.text).join('')).toMatch(/<delegate>What time is it in Tokyo\?<\/delegate>/);
+  });
+
+  it('answers once when a client sends its own transcript of the same speech, before or after the words are heard', async () => {
+    for (const order of ['text first', 'words first'] as const) {
+      const { stream, say, step, text } = driver();
+      stream.script.push({ text: 'what time is it in tokyo' });
+      const steps = await say(8, order === 'text first' ? 0 : 8);
+      text('What time is it in Tokyo?');
+      for (let i = 0; i < 24; i++) steps.push(await step(false));
+      const said = steps.map((s) => s.text).join('');
+      expect((said.match(/<delegate>/g) ?? []).length, order).toBe(1);
+      expect(steps.flatMap((s) => s.userTranscripts ?? []).length, order).toBe(1);
+    }
   });
 
   it('does not force low-confidence words onto a command: it asks the user to say it again', async () => {

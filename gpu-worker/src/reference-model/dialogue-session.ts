@@ -30,6 +30,7 @@ import {
   replyTo,
   visibleText,
 } from './replies.ts';
+import { SameSpeech } from './same-speech.ts';
 import { Utterance, type UtteranceRole, type UtteranceSpec } from './utterance.ts';
 
 export type Synthesize = (text: string, voice: string) => Promise<Int16Array>;
@@ -120,6 +121,8 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private cutBySpeech = false;
   /** The last burst judged was background speech: its words are not acted on. */
   private backgroundBurst = false;
+  private readonly sameSpeech = new SameSpeech();
+  private stepAtMs = 0;
 
   constructor(private readonly options: DialogueSessionOptions) {
     super(options);
@@ -170,6 +173,8 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   protected override perceived(plan: DialogueStepPlan, voice: VoiceUpdate, wasInSpeech: boolean): void {
     const rec = this.recognition;
     if (!rec) return;
+    this.stepAtMs = plan.request.atMs;
+    if (plan.texts.length > 0) plan.texts = this.sameSpeech.keepTexts(plan.texts, this.stepAtMs);
     if (!wasInSpeech && this.voice.inSpeech) this.backgroundBurst = false;
     const speechInStep = wasInSpeech || this.voice.inSpeech || voice.milestones.some((m) => m.at === 'ended');
     const audio = plan.audio.map((pcm, i) => ({ seq: plan.audioSeqs[i] ?? 0, pcm }));
@@ -210,11 +215,14 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
       audio: { fromInputSeq: u.fromInputSeq, toInputSeq: u.toInputSeq, durationMs: final.audioMs },
     });
     if (text === '' || this.backgroundBurst) return;
+    // The client already sent this speech's words as text.
+    if (this.sameSpeech.textCameFirst(this.stepAtMs)) return;
     // A grammar maps any speech onto itself: low-confidence words are not forced onto a command.
     if (!final.inGrammar) {
       if (!this.speaking) this.enqueue({ text: UNCLEAR_REPLY, role: 'other' });
       return;
     }
+    this.sameSpeech.actedOn(text, this.stepAtMs);
     if (cut && !this.speaking) {
       this.entries.push({ role: 'user', text });
       this.handleOverlap(text);
