@@ -26,7 +26,15 @@ export async function startRuntimeProcess(
   options: { readyTimeoutMs?: number } = {},
 ): Promise<RuntimeProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'embedded/start.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', VENUS_PORT: '0', ...env },
+    // A free port, and no second (self-signed wss) listener on the fixed VENUS_TLS_PORT, so that
+    // runtimes of tests running side by side do not collide.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      VENUS_PORT: '0',
+      VENUS_TLS_SELF_SIGNED: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
