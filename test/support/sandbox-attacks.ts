@@ -20,18 +20,20 @@ export interface Attack {
 const ESCAPE = "const p = F('return process')(); return { pid: p.pid, env: Object.keys(p.env) };";
 const chain = (name: string, getFunction: string): Attack => ({
   name: `constructor chain: ${name}`,
-  source: `export default async () => { const F = ${getFunction}; ${ESCAPE} }`,
+  source: `export default async (args, ctx) => { const F = ${getFunction}; ${ESCAPE} }`,
   contained: ['capability_denied', 'function_error'],
 });
 
 export const ESCAPES: Attack[] = [
-  chain('this.constructor.constructor', '(function () { return this; }).constructor.constructor'),
+  chain('this.constructor.constructor', 'Function("return this")().constructor.constructor'),
   chain('an error', 'new Error("x").constructor.constructor'),
   chain('a caught TypeError', '(() => { try { null.x; } catch (e) { return e.constructor.constructor; } })()'),
   chain('a promise', 'Promise.resolve().constructor.constructor'),
   chain('an async function', '(async () => {}).constructor.constructor'),
   chain('a generator', '(function* () {}).constructor.constructor'),
-  chain('ctx', '(await (async (a, ctx) => ctx)(0, globalThis.ctx ?? {})).constructor.constructor'),
+  chain('ctx', 'ctx.constructor.constructor'),
+  chain('ctx.remainingMs', 'ctx.remainingMs.constructor'),
+  chain('the args object', 'args.constructor.constructor'),
   chain('console.log', 'console.log.constructor'),
   chain('setTimeout', 'setTimeout.constructor'),
   chain('Proxy get trap', 'new Proxy({}, { get: (t, k, r) => r.constructor.constructor }).x'),
@@ -56,11 +58,6 @@ export const ESCAPES: Attack[] = [
     contained: ['ok', 'function_error'],
     harmless: ({ data }) =>
       !JSON.stringify(data ?? null).includes('"pid":1') && !JSON.stringify(data).includes('"object"'),
-  },
-  {
-    name: 'constructor chain: the args object',
-    source: 'export default (args) => args.constructor.constructor("return process")().pid',
-    contained: ['capability_denied', 'function_error'],
   },
 ];
 
