@@ -8,6 +8,7 @@ import {
   type WorkerLink,
 } from '@venus/protocol';
 import { Hono } from 'hono';
+import { except } from 'hono/combine';
 import { authenticate } from './auth/auth-middleware.ts';
 import { mountClientSecretRoutes } from './auth/client-secret-routes.ts';
 import { EdgeAuth } from './auth/edge-auth.ts';
@@ -21,6 +22,8 @@ import type { Clock } from './realtime/clock.ts';
 import { randomId } from './realtime/ids.ts';
 import { RealtimeConnection } from './realtime/realtime-connection.ts';
 import type { RealtimeTransport } from './realtime/realtime-transport.ts';
+import type { EdgeCallDeps } from './telephony/twilio/edge-calls.ts';
+import { mountTwilioTwiml, TWILIO_STREAM_PATH } from './telephony/twilio/twilio-routes.ts';
 import { SessionMetering } from './tenancy/session-metering.ts';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.ts';
 import { admitRealtime, limitRequests } from './tenancy/tenancy-middleware.ts';
@@ -72,6 +75,8 @@ export interface EdgeApp {
    * `c.get('realtime')` as `admission`: it carries the session slot and any client-token settings.
    */
   openRealtime(transport: RealtimeTransport, tenant: string, admission?: RealtimeAdmission): RealtimeConnection;
+  /** What a telephony transport opens its calls with (the Twilio stream, mounted by the Node adapter). */
+  telephony: EdgeCallDeps;
 }
 
 /**
@@ -99,7 +104,8 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
   app.get('/', (c) => c.html(CONSOLE_PAGE));
   const auth = options.auth ?? new EdgeAuth({ apiKeys: options.apiKeys ?? [] });
   const tenancy = options.tenancy ?? createTenancy();
-  app.use('/v1/*', authenticate(auth), limitRequests(tenancy));
+  // Twilio opens its Media Streams socket without a credential: the signed token in its `start` is checked instead.
+  app.use('/v1/*', except(TWILIO_STREAM_PATH, authenticate(auth), limitRequests(tenancy)));
   app.use(REALTIME_PATH, admitRealtime(tenancy));
   for (const path of LIVE_PATHS) app.use(path, admitRealtime(tenancy));
   // Every body is streamed through a byte limit, routes mounted later (WebRTC, functions) included:
@@ -108,12 +114,20 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
   mountKeyRoutes(app, auth);
   mountClientSecretRoutes(app, auth, config);
   mountUsageRoutes(app, tenancy);
+  mountTwilioTwiml(app, auth);
   if (options.functions) app.route(FUNCTIONS_PATH, createFunctionsApi({ catalog: options.functions }));
 
   return {
     app,
     auth,
     tenancy,
+    telephony: {
+      link: options.link,
+      config,
+      tenancy,
+      auth,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    },
     openRealtime(transport, tenant, admission) {
       const sessionId = newSessionId();
       let forgetKey: (() => void) | undefined;

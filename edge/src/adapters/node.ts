@@ -9,6 +9,7 @@ import { createEdgeApp, type EdgeApp, type EdgeEnv, REALTIME_PATH } from '../app
 import type { EdgeAuth } from '../auth/edge-auth.ts';
 import { LIVE_PATHS, LiveConnection } from '../live/live-connection.ts';
 import type { RealtimeTransport } from '../realtime/realtime-transport.ts';
+import { mountTwilioStream } from '../telephony/twilio/twilio-routes.ts';
 import type { Tenancy } from '../tenancy/tenancy.ts';
 import type { TlsOptions } from '../tls/tls-options.ts';
 import { iceAddressFor } from '../webrtc/peer-connection.ts';
@@ -130,6 +131,7 @@ export async function serveEdgeNode(options: ServeEdgeNodeOptions): Promise<Node
       return new LiveConnection({ transport, open });
     });
   }
+  mountTwilioStream(edge.app, upgradeWebSocket, edge.telephony);
 
   const hostname = options.hostname ?? '127.0.0.1';
   const webrtc =
