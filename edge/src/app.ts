@@ -1,6 +1,5 @@
 import {
   type FunctionsCatalog,
-  inputAudioBucket,
   type SessionConfig,
   type SessionConfigInput,
   SessionConfigSchema,
@@ -24,8 +23,7 @@ import { RealtimeConnection } from './realtime/realtime-connection.ts';
 import type { RealtimeTransport } from './realtime/realtime-transport.ts';
 import type { EdgeCallDeps } from './telephony/twilio/edge-calls.ts';
 import { mountTwilioTwiml, TWILIO_STREAM_PATH } from './telephony/twilio/twilio-routes.ts';
-import { SessionMetering } from './tenancy/session-metering.ts';
-import { createTenancy, type Tenancy } from './tenancy/tenancy.ts';
+import { createTenancy, meterSession, type Tenancy } from './tenancy/tenancy.ts';
 import { admitRealtime, limitRequests } from './tenancy/tenancy-middleware.ts';
 import { mountUsageRoutes } from './tenancy/usage-routes.ts';
 
@@ -131,15 +129,7 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
     openRealtime(transport, tenant, admission) {
       const sessionId = newSessionId();
       let forgetKey: (() => void) | undefined;
-      const hooks = new SessionMetering({
-        tenant,
-        sessionId,
-        quotas: tenancy.quotas,
-        meter: tenancy.meter,
-        ...(tenancy.fleet === undefined ? {} : { fleet: tenancy.fleet }),
-        inputAudio: inputAudioBucket(tenancy.inputAudio, tenancy.now),
-        onEnded: () => forgetKey?.(),
-      });
+      const hooks = meterSession(tenancy, tenant, sessionId, () => forgetKey?.());
       const connection = new RealtimeConnection({
         link: options.link,
         transport,

@@ -1,6 +1,7 @@
 import type { Admission } from '@venus/protocol';
-import { DEFAULT_INPUT_AUDIO_BUDGET, type InputAudioBudget } from '@venus/protocol';
+import { DEFAULT_INPUT_AUDIO_BUDGET, type InputAudioBudget, inputAudioBucket } from '@venus/protocol';
 import type { FleetQuotas } from './fleet-quotas.ts';
+import { SessionMetering } from './session-metering.ts';
 import type { LimitsConfig } from './tenant-limits.ts';
 import { TenantQuotas } from './tenant-quotas.ts';
 import { InMemoryUsageMeter, type UsageMeter } from './usage-meter.ts';
@@ -61,4 +62,26 @@ export async function reserveSessionSlot(
   if (fleet.ok) return local;
   tenancy.quotas.cancelReservation(tenant, local.ticket);
   return fleet;
+}
+
+/**
+ * One session's accounting on this tenancy: its quotas, usage meter, fleet slot and its own input
+ * audio budget. Every transport that opens sessions on the edge (realtime sockets, phone calls)
+ * meters them with this.
+ */
+export function meterSession(
+  tenancy: Tenancy,
+  tenant: string,
+  sessionId: string,
+  onEnded: () => void,
+): SessionMetering {
+  return new SessionMetering({
+    tenant,
+    sessionId,
+    quotas: tenancy.quotas,
+    meter: tenancy.meter,
+    ...(tenancy.fleet === undefined ? {} : { fleet: tenancy.fleet }),
+    inputAudio: inputAudioBucket(tenancy.inputAudio, tenancy.now),
+    onEnded,
+  });
 }

@@ -1,12 +1,11 @@
-import { inputAudioBucket, type SessionConfig, type WorkerLink } from '@venus/protocol';
+import type { SessionConfig, WorkerLink } from '@venus/protocol';
 import type { EdgeAuth } from '../../auth/edge-auth.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { Clock } from '../../realtime/clock.ts';
 import { randomId } from '../../realtime/ids.ts';
 import type { ProtocolError } from '../../realtime/protocol-error.ts';
 import { applySessionUpdate } from '../../realtime/session-state.ts';
-import { SessionMetering } from '../../tenancy/session-metering.ts';
-import type { Tenancy } from '../../tenancy/tenancy.ts';
+import { meterSession, type Tenancy } from '../../tenancy/tenancy.ts';
 import { type CallMedia, CallSession } from '../call-session.ts';
 import type { G711Law } from '../g711-law.ts';
 
@@ -46,15 +45,7 @@ export function openEdgeCall(
   const opened = tenancy.quotas.openSession(tenant, sessionId);
   if (!opened.ok) return { code: 'rate_limited', message: opened.message };
   let forgetKey: (() => void) | undefined;
-  const hooks = new SessionMetering({
-    tenant,
-    sessionId,
-    quotas: tenancy.quotas,
-    meter: tenancy.meter,
-    ...(tenancy.fleet === undefined ? {} : { fleet: tenancy.fleet }),
-    inputAudio: inputAudioBucket(tenancy.inputAudio, tenancy.now),
-    onEnded: () => forgetKey?.(),
-  });
+  const hooks = meterSession(tenancy, tenant, sessionId, () => forgetKey?.());
   const call = new CallSession({
     link: deps.link,
     media,
