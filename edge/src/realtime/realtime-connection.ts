@@ -119,7 +119,12 @@ export class RealtimeConnection {
       betaAliases: () => !this.#gaClient,
       conversation: this.#conversation,
     });
-    const relayDeps = { emit, responses: this.#responses, estimator: this.#estimator, conversation: this.#conversation };
+    const relayDeps = {
+      emit,
+      responses: this.#responses,
+      estimator: this.#estimator,
+      conversation: this.#conversation,
+    };
     this.#relay = new TimelineRelay(relayDeps);
     const sendOutput = (output: { callId: string; output: string; eventId?: string }) =>
       this.#send({ kind: 'function_output', session: this.sessionId, ...output });

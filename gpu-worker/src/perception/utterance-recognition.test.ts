@@ -55,7 +55,12 @@ describe('UtteranceRecognition', () => {
   it('sends each speech stretch with a pre-roll, ends it with the VAD, and returns finals with their inputs', async () => {
     const stream = new FakeStream();
     let opened = 0;
-    const rec = new UtteranceRecognition({ open: async () => (opened++, stream) });
+    const rec = new UtteranceRecognition({
+      open: async () => {
+        opened++;
+        return stream;
+      },
+    });
     rec.feed([chunk(1)], false, false);
     rec.feed([chunk(2)], false, false);
     rec.feed([chunk(3)], true, true);

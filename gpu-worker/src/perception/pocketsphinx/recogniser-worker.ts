@@ -114,7 +114,7 @@ function handle(message: MainToRecogniser): void {
     }
     case 'end': {
       const s = streams.get(message.stream);
-      if (!s || !s.inUtterance) return;
+      if (!s?.inUtterance) return;
       ps.end(s.decoder);
       s.inUtterance = false;
       let hyp = ps.hypothesis(s.decoder);
