@@ -139,10 +139,8 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private restore(history: readonly ContextEntry[], parked: DialogueSessionOptions['parked']): void {
     for (const entry of history) this.entries.push({ role: entry.role, text: entry.text });
     const last = history.at(-1);
-    if (last?.role === 'assistant') {
-      if (last.text === askForCity('weather')) this.awaitingCityFor = 'weather';
-      else if (last.text === askForCity('time')) this.awaitingCityFor = 'time';
-    }
+    // The user heard the question for a city far enough to tell which one it was.
+    if (last?.role === 'assistant') this.awaitingCityFor = heardCityQuestion(last.text);
     if (parked) this.plan = { planId: parked.planId, remainder: parked.remainder, offerAfter: null };
   }
 
@@ -397,4 +395,14 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     this.plan.offerAfter = null;
     this.enqueue({ text: RESUME_OFFER, role: 'offer', resumeOffer: { planId: this.plan.planId } }, true);
   }
+}
+
+/** Which city question `heard` is the start of, once it goes past the words both questions share. */
+function heardCityQuestion(heard: string): 'weather' | 'time' | null {
+  const text = heard.trim();
+  const shared = 'Which city would you like the '.length;
+  if (text.length <= shared) return null;
+  if (askForCity('weather').startsWith(text)) return 'weather';
+  if (askForCity('time').startsWith(text)) return 'time';
+  return null;
 }
