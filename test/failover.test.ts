@@ -42,7 +42,7 @@ describe('failover of a killed GPU worker', () => {
     }
     const harness = await startVenusProcess(
       'harness-functions/src/harness-main.ts',
-      { ...shared, VENUS_METRICS_PORT: '0', VENUS_HARNESS_BUILTIN_LATENCY_MS: '300' },
+      { ...shared, VENUS_METRICS_PORT: '0', VENUS_HARNESS_BUILTIN_LATENCY_MS: '15000' },
       /"metrics":"(http:\/\/[^"]+)"/,
     );
     processes.push(harness);
@@ -69,7 +69,14 @@ describe('failover of a killed GPU worker', () => {
         client.send({ type: 'session.update', session: { venus: { chunk_ms: 160, playback_acks: true } } });
         clients.push(client);
       }
-      // Each session hears the whole question for a city (acknowledged played to its end).
+      // Each session has a delegation running in the harness (it takes 15 s), then hears the model ask for a city.
+      const works = await Promise.all(
+        clients.map(async (c) => {
+          c.say('What time is it in Tokyo?');
+          const running = await c.waitForTimeline((e) => e.type === 'work.state' && e.data.state === 'RUNNING', 60_000);
+          return running.type === 'work.state' ? running.data.workId : '';
+        }),
+      );
       await Promise.all(clients.map((c) => heardWholeReply(c, CITY_QUESTION, () => c.say('what is the weather'))));
 
       // The worker holding the most sessions (by its relay's count) is killed outright.
@@ -117,10 +124,29 @@ describe('failover of a killed GPU worker', () => {
         expect(after.slice(0, before.length)).toEqual(before);
         expect(after.map((e) => e.seq)).toEqual(after.map((_, i) => i + 1));
       }
+      // The delegation that was running when its worker died is delivered to the new incarnation, once.
       for (const c of moved) {
-        const after = await store.read(c.sessionId);
+        const workId = works[clients.indexOf(c)]!;
+        await c.waitForTimeline((e) => e.type === 'work.admitted' && e.data.workId === workId, 120_000);
+        let after = await store.read(c.sessionId);
+        await until(
+          `the admission of ${workId} to be stored`,
+          () => after.some((e) => e.type === 'work.admitted' && e.data.workId === workId),
+          30_000,
+          async () => {
+            after = await store.read(c.sessionId);
+          },
+        );
         const incarnations = after.filter((e) => e.type === 'session.incarnation').map((e) => e.data.incarnation);
         expect(incarnations).toEqual([0, 1]);
+        const resumedAt = after.find((e) => e.type === 'session.incarnation' && e.data.incarnation === 1)?.seq ?? 0;
+        const results = after.filter((e) => e.type === 'work.result' && e.data.result.workId === workId);
+        expect(results.map((e) => e.seq > resumedAt)).toEqual([true]);
+        const admitted = after.filter((e) => e.type === 'work.admitted' && e.data.workId === workId);
+        expect(admitted).toHaveLength(1);
+        expect(
+          after.some((e) => e.type === 'work.state' && e.data.workId === workId && e.data.state === 'EXPIRED'),
+        ).toBe(false);
       }
     } finally {
       await Promise.all(clients.map((c) => c.close()));
