@@ -7,8 +7,8 @@ import { removeRedisKeys, testRedisUrl } from './support/redis.ts';
 import { until } from './support/until.ts';
 import { startVenusProcess, type VenusProcess } from './support/venus-process.ts';
 
-/** Live sessions in the chaos run (the issue asks for 30; 2 shared cores hold this many in reasonable time). */
-const SESSIONS = 4;
+/** Live sessions in the chaos run, as the issue asks (about a minute on 2 shared cores). */
+const SESSIONS = 30;
 const CITY_QUESTION = 'Which city would you like the weather for?';
 
 /**
@@ -141,9 +141,11 @@ describe('failover of a killed GPU worker', () => {
         expect(incarnations).toEqual([0, 1]);
         const resumedAt = after.find((e) => e.type === 'session.incarnation' && e.data.incarnation === 1)?.seq ?? 0;
         const results = after.filter((e) => e.type === 'work.result' && e.data.result.workId === workId);
-        expect(results.map((e) => e.seq > resumedAt)).toEqual([true]);
+        // A result that landed before the kill but was not admitted yet comes again to the new
+        // incarnation: one landing and one admission there, whatever the old one had.
+        expect(results.filter((e) => e.seq > resumedAt)).toHaveLength(1);
         const admitted = after.filter((e) => e.type === 'work.admitted' && e.data.workId === workId);
-        expect(admitted).toHaveLength(1);
+        expect(admitted.map((e) => e.seq > resumedAt)).toEqual([true]);
         expect(
           after.some((e) => e.type === 'work.state' && e.data.workId === workId && e.data.state === 'EXPIRED'),
         ).toBe(false);

@@ -137,6 +137,8 @@ export function replayTimeline(events: readonly TimelineEvent[]): ReplayedSessio
         // The result entered the old context as `<backend>`: the new one has it too.
         const text = results.get(e.data.workId);
         results.delete(e.data.workId);
+        // Its result is in the context already (below): it is not delivered a second time.
+        works.delete(e.data.workId);
         if (text !== undefined) push({ role: 'backend', text });
         break;
       }
