@@ -1,0 +1,77 @@
+import { randomInt } from 'node:crypto';
+import { createLogger, type WorkerLink } from '@venus/protocol';
+import { CallSession } from '../../../edge/src/telephony/call-session.ts';
+import { RtpLeg } from '../media/rtp-leg.ts';
+import { answerSdp, type MediaOffer } from '../media/sdp.ts';
+import type { CallContext, CallHandle, OpenCall } from '../sip/call-handle.ts';
+
+const log = createLogger('sip.call');
+
+export interface SipCallOptions {
+  link: WorkerLink;
+  /** Where RTP is bound and what the SDP answer advertises. */
+  mediaAddress: string;
+}
+
+/**
+ * A SIP call's media and session: one RtpLeg (the caller's RTP) attached to the edge's telephony
+ * call core (CallSession), which makes the call an ordinary session over the WorkerLink: caller
+ * G.711 resampled to the model's 16 kHz, the assistant's voice paced out as 20 ms frames and
+ * stopped at once when the runtime gives the caller the floor, DTMF as `user.dtmf`, and audio
+ * counted as heard once sent as RTP (the caller's phone plays what it receives).
+ */
+export function sipCallOpener(options: SipCallOptions): OpenCall {
+  return async (context: CallContext): Promise<CallHandle> => {
+    const { route, offer } = context;
+    let session: CallSession | undefined;
+    const leg = await RtpLeg.open({
+      address: options.mediaAddress,
+      onAudio: (frame) => session?.receiveAudio(frame),
+      onDigit: (digit) => session?.receiveDtmf(digit),
+    });
+    leg.configure(offer);
+    session = new CallSession({
+      link: options.link,
+      tenant: route.tenant,
+      config: route.assistant,
+      law: offer.law,
+      media: {
+        sendAudio: (frame, first) => leg.sendAudio(frame, first),
+        // RTP has no far-end buffer to clear: the core already sends nothing more that was queued.
+        clear: () => {},
+        hangUp: (reason) => {
+          leg.close();
+          context.hangUp(reason);
+        },
+      },
+    });
+    session.start();
+    const sessionId = session.sessionId;
+    log.info(
+      { callId: context.callId, session: sessionId, tenant: route.tenant, number: route.number },
+      'call answered',
+    );
+    const sdpSession = randomInt(1, 2 ** 31);
+    let version = 1;
+    const answerFor = (o: MediaOffer) =>
+      answerSdp(o, { address: options.mediaAddress, port: leg.port, sessionId: sdpSession, version: version++ });
+    let textSeq = 0;
+    return {
+      answer: answerFor(offer),
+      reoffer: (next) => {
+        leg.configure(next);
+        return answerFor(next);
+      },
+      text: (text) => {
+        textSeq += 1;
+        options.link.send({ kind: 'text', session: sessionId, itemId: `item_sip_${sessionId}_${textSeq}`, text });
+      },
+      digit: (digit) => session?.receiveDtmf(digit),
+      end: (reason) => {
+        leg.close();
+        session?.hangUp(reason);
+        log.info({ callId: context.callId, session: sessionId, reason, rtp: leg.stats }, 'call ended');
+      },
+    };
+  };
+}

@@ -1,0 +1,58 @@
+import type { WorkerLink } from '@venus/protocol';
+import { sipCallOpener } from './call/sip-call.ts';
+import type { RoutingConfig } from './routing/routing-config.ts';
+import { SipTransport } from './sip/transport.ts';
+import { UserAgent } from './sip/user-agent.ts';
+
+export interface SipBridgeOptions {
+  host: string;
+  port: number;
+  /** Address for RTP and SDP (default: `host`). */
+  mediaAddress?: string;
+  routing: RoutingConfig;
+  link: WorkerLink;
+  maxCalls?: number;
+}
+
+/**
+ * The SIP bridge: SIP over UDP and TCP on one port, each call a session over the WorkerLink.
+ *
+ * @example
+ *   const bridge = await SipBridge.start({ host: '127.0.0.1', port: 5060, routing, link });
+ */
+export class SipBridge {
+  readonly ua: UserAgent;
+  readonly #transport: SipTransport;
+
+  private constructor(ua: UserAgent, transport: SipTransport) {
+    this.ua = ua;
+    this.#transport = transport;
+  }
+
+  static async start(options: SipBridgeOptions): Promise<SipBridge> {
+    let ua: UserAgent | undefined;
+    const transport = await SipTransport.listen({
+      host: options.host,
+      port: options.port,
+      onMessage: (bytes, peer) => ua?.receive(bytes, peer),
+    });
+    ua = new UserAgent({
+      routing: options.routing,
+      host: options.host,
+      port: transport.port,
+      send: (bytes, peer) => transport.send(bytes, peer),
+      openCall: sipCallOpener({ link: options.link, mediaAddress: options.mediaAddress ?? options.host }),
+      ...(options.maxCalls === undefined ? {} : { maxCalls: options.maxCalls }),
+    });
+    return new SipBridge(ua, transport);
+  }
+
+  get port(): number {
+    return this.#transport.port;
+  }
+
+  async close(): Promise<void> {
+    this.ua.close();
+    await this.#transport.close();
+  }
+}
