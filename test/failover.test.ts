@@ -42,7 +42,14 @@ describe('failover of a killed GPU worker', () => {
     }
     const harness = await startVenusProcess(
       'harness-functions/src/harness-main.ts',
-      { ...shared, VENUS_METRICS_PORT: '0', VENUS_HARNESS_BUILTIN_LATENCY_MS: '15000' },
+      {
+        ...shared,
+        VENUS_METRICS_PORT: '0',
+        VENUS_HARNESS_BUILTIN_LATENCY_MS: '15000',
+        // Every session's delegation runs at once: with fewer slots than sessions, the last ones
+        // stay QUEUED behind the others' 15 s and the test waited on the queue, not on failover.
+        VENUS_HARNESS_CONCURRENCY: String(SESSIONS),
+      },
       /"metrics":"(http:\/\/[^"]+)"/,
     );
     processes.push(harness);
