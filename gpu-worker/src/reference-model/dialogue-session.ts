@@ -31,6 +31,7 @@ import {
   visibleText,
 } from './replies.ts';
 import { SameSpeech } from './same-speech.ts';
+import { seededDraw } from './seeded-draw.ts';
 import { Utterance, type UtteranceRole, type UtteranceSpec } from './utterance.ts';
 
 export type Synthesize = (text: string, voice: string) => Promise<Int16Array>;
@@ -69,18 +70,6 @@ const TRANSCRIPT_ENTRIES = 200;
 
 function isRequest(u: Understanding): u is RequestIntent {
   return u.kind === 'weather' || u.kind === 'time' || u.kind === 'calc';
-}
-
-/** mulberry32: a tiny deterministic generator, seeded per session so text splits are reproducible. */
-function seededDraw(seedText: string): () => number {
-  let seed = 2166136261;
-  for (let i = 0; i < seedText.length; i++) seed = Math.imul(seed ^ seedText.charCodeAt(i), 16777619);
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
