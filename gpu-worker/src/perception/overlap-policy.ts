@@ -1,5 +1,5 @@
 import type { OutputStep } from '@venus/protocol';
-import type { BurstMilestone } from './voice-activity.ts';
+import type { Burst, BurstMilestone } from './voice-activity.ts';
 
 export type Interruption = NonNullable<OutputStep['interruption']>;
 
@@ -52,4 +52,19 @@ const EARLY_STOP = /^(stop|wait|hold on|never mind|cancel that|forget it)\b/;
 /** Whether an overlapping burst's partial words ask the assistant to stop at once. */
 export function earlyStop(partial: string): boolean {
   return EARLY_STOP.test(partial.trim().toLowerCase());
+}
+
+/** Whether `burst` (overlapping, not judged, not background by level) is asked by its partial words to stop at once. */
+export function stopsEarly(
+  burst: Readonly<Burst> | null,
+  partial: string,
+  foregroundDb: number | null,
+): burst is Burst {
+  return (
+    burst !== null &&
+    burst.overlapped &&
+    !burst.judged &&
+    earlyStop(partial) &&
+    !isBackgroundLevel(burst.levelDb, foregroundDb)
+  );
 }

@@ -1,4 +1,5 @@
 import type { RecogniserFinal, RecogniserStream } from '@venus/protocol';
+import type { PartialWords } from './overlap-features.ts';
 
 /** A step's user audio with the input it came from. */
 export interface SeqAudio {
@@ -55,6 +56,7 @@ export class UtteranceRecognition {
   private readonly ranges: Array<{ from: number; to: number }> = [];
   private readonly finals: RecognisedUtterance[] = [];
   private partialText = '';
+  private partialScore = Number.NaN;
   private closed = false;
 
   constructor(private readonly options: UtteranceRecognitionOptions) {}
@@ -62,6 +64,12 @@ export class UtteranceRecognition {
   /** The latest partial hypothesis of the utterance being spoken ('' between utterances). */
   get partial(): string {
     return this.inUtterance ? this.partialText : '';
+  }
+
+  /** The partial with its acoustic score per frame (NaN between utterances or before the first partial). */
+  get words(): PartialWords {
+    const text = this.partial;
+    return { text, score: text !== '' ? this.partialScore : Number.NaN };
   }
 
   /** Whether the session has words at all (false once the stream could not be opened). */
@@ -79,6 +87,7 @@ export class UtteranceRecognition {
       this.inUtterance = true;
       this.utteranceSamples = 0;
       this.partialText = '';
+      this.partialScore = Number.NaN;
       this.firstSeq = audio[0]?.seq ?? this.lastSeq;
       for (const pcm of this.preRoll) this.send(pcm);
       this.preRoll = [];
@@ -169,6 +178,7 @@ export class UtteranceRecognition {
     for await (const event of stream.events) {
       if (event.type === 'partial') {
         this.partialText = event.text;
+        this.partialScore = event.score;
         continue;
       }
       const range = this.ranges.shift() ?? { from: this.firstSeq, to: this.lastSeq };

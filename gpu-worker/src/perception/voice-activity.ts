@@ -29,6 +29,9 @@ export interface BurstMilestone {
   burst: Burst;
 }
 
+/** Sees each VAD frame with its speech probability and the burst it belongs to. */
+export type FrameObserver = (frame: Float32Array, probability: number, burst: Burst | null, ended: boolean) => void;
+
 export interface VoiceUpdate {
   /** The last onset or end of speech in this batch of frames. */
   event: { state: 'started' | 'stopped'; probability: number } | null;
@@ -98,8 +101,17 @@ export class VoiceActivity {
     return this.burst;
   }
 
-  /** Feeds the frames' probabilities in order; `assistantSpeaking` marks an active burst as overlapping. */
-  update(probabilities: Float32Array, frames: readonly Float32Array[], assistantSpeaking: boolean): VoiceUpdate {
+  /**
+   * Feeds the frames' probabilities in order; `assistantSpeaking` marks an active burst as
+   * overlapping. `onFrame` sees every frame with the burst it belongs to (null outside speech;
+   * `ended` on the frame that ends it): the overlap features are computed from it.
+   */
+  update(
+    probabilities: Float32Array,
+    frames: readonly Float32Array[],
+    assistantSpeaking: boolean,
+    onFrame?: FrameObserver,
+  ): VoiceUpdate {
     const milestones: BurstMilestone[] = [];
     let event: VoiceUpdate['event'] = null;
     if (this.burst && assistantSpeaking) this.burst.overlapped = true;
@@ -125,6 +137,7 @@ export class VoiceActivity {
           };
           event = { state: 'started', probability: p };
         }
+        onFrame?.(frames[i]!, p, this.burst, false);
         continue;
       }
       if (p >= SPEECH_THRESHOLD) {
@@ -147,6 +160,7 @@ export class VoiceActivity {
           this.silenceFrames = 0;
         }
       }
+      onFrame?.(frames[i]!, p, burst, this.burst === null);
     }
     return { event, milestones };
   }

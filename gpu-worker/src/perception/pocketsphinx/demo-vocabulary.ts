@@ -96,10 +96,28 @@ export const DEMO_PHRASES: readonly string[] = [
   'thanks',
   'hello',
   'hi',
+  // Words that show speech is addressed to someone else (the overlap head's addressee cue): with
+  // them in the grammar, "honey, ..." is heard as "honey" rather than forced onto a command.
+  'honey',
+  'mom',
+  'dad',
+  'kids',
+  'sweetie',
+  'hey <name>',
+  '<name>',
+  'one minute',
+  'just a second',
+  'can you',
   // Status questions.
   "how's that going",
   'how is it going',
   'any update',
 ];
 
-export const DEMO_GRAMMAR: RecogniserGrammar = { phrases: DEMO_PHRASES, slots: { city: DEMO_CITIES } };
+/** First names a user may call someone else in the room by. */
+export const DEMO_NAMES: readonly string[] = ['John', 'Sam', 'Anna', 'Mike', 'Sarah', 'Tom', 'Emma', 'David', 'Lisa'];
+
+export const DEMO_GRAMMAR: RecogniserGrammar = {
+  phrases: DEMO_PHRASES,
+  slots: { city: DEMO_CITIES, name: DEMO_NAMES },
+};

@@ -32,3 +32,10 @@ const SLOPE = 4;
 export function scoreToConfidence(scorePerFrame: number): number {
   return 1 / (1 + Math.exp(-(scorePerFrame - REJECT_SCORE_PER_FRAME) / SLOPE));
 }
+
+/**
+ * Beams wider than PocketSphinx's defaults (1e-48, 1e-48, 7e-29): with the defaults the grammar
+ * search pruned away every path to a final state on some eSpeak clips (the final came out empty);
+ * measured at ~1.5x the decoding time (0.08x -> 0.11x real time on this machine), no empty finals.
+ */
+export const DECODER_OPTIONS = '-beam 1e-60 -pbeam 1e-60 -wbeam 1e-50';

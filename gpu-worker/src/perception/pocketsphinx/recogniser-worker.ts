@@ -3,7 +3,12 @@ import { parentPort } from 'node:worker_threads';
 import { compileGrammar } from './grammar-from-vocabulary.ts';
 import { MODEL_DIR, PocketSphinxWasm } from './pocketsphinx-wasm.ts';
 import { Pronunciations } from './pronunciations.ts';
-import { type MainToRecogniser, type RecogniserToMain, scoreToConfidence } from './recogniser-protocol.ts';
+import {
+  DECODER_OPTIONS,
+  type MainToRecogniser,
+  type RecogniserToMain,
+  scoreToConfidence,
+} from './recogniser-protocol.ts';
 
 /**
  * The recogniser's worker thread: one wasm module, one grammar decoder per stream. Audio is decoded
@@ -31,12 +36,6 @@ interface StreamState {
  * with no words, are decoded a second time once the mean has adapted to them.
  */
 const SECOND_PASS_UTTERANCES = 2;
-/**
- * Beams wider than PocketSphinx's defaults (1e-48, 1e-48, 7e-29): with the defaults the grammar
- * search pruned away every path to a final state on some eSpeak clips (the final came out empty);
- * measured at ~1.5x the decoding time (0.08x -> 0.11x real time on this machine), no empty finals.
- */
-const DECODER_OPTIONS = '-beam 1e-60 -pbeam 1e-60 -wbeam 1e-50';
 /** Audio kept per utterance for the second pass (16 kHz samples): 15 s, ~480 KB per stream at most. */
 const SECOND_PASS_MAX_SAMPLES = 16 * 15_000;
 

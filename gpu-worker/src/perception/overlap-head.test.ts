@@ -1,0 +1,61 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { firstHeadVerdict } from './head-verdict.ts';
+import { FEATURE_COUNT, type FeatureRow } from './overlap-features.ts';
+import { HEAD_POLICY, headDecision, OnnxOverlapHead, OVERLAP_HEAD_PATH } from './overlap-head.ts';
+import type { Burst } from './voice-activity.ts';
+
+const probs = (...p: number[]) => Float32Array.from(p);
+
+describe('headDecision', () => {
+  it('takes the floor once an interruption is likely enough, not before MIN_STOP_MS', () => {
+    expect(headDecision(probs(0.9, 0.05, 0.03, 0.02), HEAD_POLICY.minStopMs - 1, false)).toBeNull();
+    expect(headDecision(probs(0.9, 0.05, 0.03, 0.02), HEAD_POLICY.minStopMs, false)).toEqual({
+      action: 'discard',
+      cause: 'interruption',
+      cancelsWork: false,
+    });
+  });
+  it('carries on for a confident other class, waits when unsure, decides at the end or by DECIDE_BY_MS', () => {
+    expect(headDecision(probs(0.02, 0.02, 0.94, 0.02), HEAD_POLICY.minContinueMs, false)?.cause).toBe('other_directed');
+    expect(headDecision(probs(0.4, 0.3, 0.2, 0.1), 800, false)).toBeNull();
+    expect(headDecision(probs(0.2, 0.5, 0.2, 0.1), 800, true)?.cause).toBe('backchannel');
+    expect(headDecision(probs(0.5, 0.1, 0.1, 0.3), HEAD_POLICY.decideByMs, false)?.action).toBe('discard');
+  });
+});
+
+describe('firstHeadVerdict', () => {
+  it('returns the first decision in order and skips judged bursts', () => {
+    const judged: Burst = { speechMs: 300, levelDb: -30, overlapped: true, judged: true };
+    const open: Burst = { ...judged, judged: false };
+    const row = (burst: Burst, elapsedMs: number): FeatureRow => ({
+      burst,
+      elapsedMs,
+      ended: false,
+      features: new Float32Array(FEATURE_COUNT),
+    });
+    const rows = [row(judged, 480), row(open, 480), row(open, 560)];
+    const scores = [probs(0.99, 0, 0, 0), probs(0.3, 0.3, 0.3, 0.1), probs(0.01, 0.97, 0.01, 0.01)];
+    expect(firstHeadVerdict(rows, scores)).toEqual({
+      burst: open,
+      verdict: { action: 'continue', cause: 'backchannel', cancelsWork: false },
+    });
+  });
+});
+
+describe('OnnxOverlapHead', () => {
+  it('is absent when there is no model file (the rules then decide)', async () => {
+    expect(await OnnxOverlapHead.load('/nonexistent/overlap-head.onnx')).toBeNull();
+  });
+
+  it.runIf(existsSync(OVERLAP_HEAD_PATH))('scores rows into class probabilities, batched', async () => {
+    const head = (await OnnxOverlapHead.load())!;
+    const rows = [new Float32Array(FEATURE_COUNT), Float32Array.from({ length: FEATURE_COUNT }, (_, i) => i / 10)];
+    const [a, b] = await Promise.all([head.score(rows), head.score([rows[0]!])]);
+    expect(a).toHaveLength(2);
+    for (const p of [...a, ...b]) expect(p.reduce((x, y) => x + y, 0)).toBeCloseTo(1, 5);
+    expect(Array.from(b[0]!)).toEqual(Array.from(a[0]!));
+    expect(() => head.score([new Float32Array(3)])).toThrow(/features/);
+    await head.close();
+  });
+});

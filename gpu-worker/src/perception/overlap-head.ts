@@ -1,0 +1,97 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { VenusError } from '@venus/protocol';
+import * as ort from 'onnxruntime-node';
+import { MicroBatcher } from './micro-batcher.ts';
+import { FEATURE_COUNT } from './overlap-features.ts';
+import type { Interruption } from './overlap-policy.ts';
+
+/** The head's classes, in the order of its output. */
+export const HEAD_CLASSES = ['interruption', 'backchannel', 'other_directed', 'background'] as const;
+export type HeadClass = (typeof HEAD_CLASSES)[number];
+
+export const OVERLAP_HEAD_PATH = fileURLToPath(new URL('../../models/overlap-head/overlap-head.onnx', import.meta.url));
+
+/**
+ * The port a trained overlap head sits behind: class probabilities (HEAD_CLASSES order) for rows
+ * of FEATURE_NAMES. A better head replaces the ONNX file, or implements this.
+ */
+export interface OverlapHead {
+  score(rows: readonly Float32Array[]): Promise<Float32Array[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * When the head's probabilities are a decision, at a decision point `elapsedMs` into the burst:
+ * the floor is taken once P(interruption) reaches STOP_P (after MIN_STOP_MS of speech), the
+ * assistant carries on once another class reaches CONTINUE_P (after MIN_CONTINUE_MS), and a burst
+ * still undecided at DECIDE_BY_MS, or ending, gets the most probable class.
+ */
+export const HEAD_POLICY = { stopP: 0.7, minStopMs: 160, continueP: 0.85, minContinueMs: 400, decideByMs: 2000 };
+
+export function headDecision(probs: Float32Array, elapsedMs: number, ended: boolean): Interruption | null {
+  let best = 0;
+  for (let i = 1; i < HEAD_CLASSES.length; i++) if ((probs[i] ?? 0) > (probs[best] ?? 0)) best = i;
+  const verdict = (cls: number): Interruption =>
+    cls === 0
+      ? { action: 'discard', cause: 'interruption', cancelsWork: false }
+      : { action: 'continue', cause: HEAD_CLASSES[cls]!, cancelsWork: false };
+  if (ended || elapsedMs >= HEAD_POLICY.decideByMs) return verdict(best);
+  if ((probs[0] ?? 0) >= HEAD_POLICY.stopP && elapsedMs >= HEAD_POLICY.minStopMs) return verdict(0);
+  if (best !== 0 && (probs[best] ?? 0) >= HEAD_POLICY.continueP && elapsedMs >= HEAD_POLICY.minContinueMs)
+    return verdict(best);
+  return null;
+}
+
+/**
+ * The trained head through onnxruntime-node (one intra-op thread): `features` [N, FEATURE_COUNT]
+ * in, `probs` [N, classes] out. Rows of all a thread's sessions in one step run as one batch.
+ *
+ * @example
+ *   const head = await OnnxOverlapHead.load(); // null when no head is installed: the rules decide
+ *   const [probs] = await head!.score([row.features]);
+ */
+export class OnnxOverlapHead implements OverlapHead {
+  private readonly batcher = new MicroBatcher<readonly Float32Array[], Float32Array[]>((batch) => this.flush(batch));
+
+  private constructor(private readonly session: ort.InferenceSession) {}
+
+  /** The head at `path`, or null when there is none (or VENUS_OVERLAP_HEAD=off). */
+  static async load(path = OVERLAP_HEAD_PATH): Promise<OnnxOverlapHead | null> {
+    if (process.env.VENUS_OVERLAP_HEAD === 'off' || !existsSync(path)) return null;
+    const session = await ort.InferenceSession.create(path, { intraOpNumThreads: 1, executionMode: 'sequential' });
+    return new OnnxOverlapHead(session);
+  }
+
+  score(rows: readonly Float32Array[]): Promise<Float32Array[]> {
+    if (rows.length === 0) return Promise.resolve([]);
+    for (const row of rows) {
+      if (row.length !== FEATURE_COUNT)
+        throw new VenusError('invalid_settings', `overlap head rows have ${FEATURE_COUNT} features, got ${row.length}`);
+    }
+    return this.batcher.submit(rows);
+  }
+
+  async close(): Promise<void> {
+    await this.session.release();
+  }
+
+  private async flush(batch: Array<readonly Float32Array[]>): Promise<Array<PromiseSettledResult<Float32Array[]>>> {
+    const all = batch.flat();
+    const input = new Float32Array(all.length * FEATURE_COUNT);
+    for (let i = 0; i < all.length; i++) input.set(all[i]!, i * FEATURE_COUNT);
+    try {
+      const out = await this.session.run({ features: new ort.Tensor('float32', input, [all.length, FEATURE_COUNT]) });
+      const probs = out.probs!.data as Float32Array;
+      const classes = HEAD_CLASSES.length;
+      let at = 0;
+      return batch.map((rows) => {
+        const value = rows.map((_, i) => probs.slice((at + i) * classes, (at + i + 1) * classes));
+        at += rows.length;
+        return { status: 'fulfilled', value };
+      });
+    } catch (reason) {
+      return batch.map(() => ({ status: 'rejected', reason }));
+    }
+  }
+}
