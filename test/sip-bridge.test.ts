@@ -1,13 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { TimelineEvent } from '@venus/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulawToLinear } from '../edge/src/audio/g711.ts';
-import { type EmbeddedRuntime, startEmbeddedRuntime } from '../embedded/embedded-runtime.ts';
-import { type RelayServer, serveRelay } from '../gpu-worker/src/relay/index.ts';
+import { BridgeUnderTest } from './support/sip-bridge-process.ts';
 import { runSipp, SIPP_SCENARIOS } from './support/sipp.ts';
 import { until } from './support/until.ts';
 
@@ -19,12 +17,7 @@ import { until } from './support/until.ts';
 const WAIT_MS = 90_000;
 const REQUEST = "What's the weather in Paris?";
 
-let runtime: EmbeddedRuntime;
-let relay: RelayServer;
-let bridge: ChildProcess;
-let target: string;
-let dir: string;
-let bridgeOutput = '';
+let bridge: BridgeUnderTest;
 
 const routes = {
   trunks: [{ name: 'carrier', username: 'trunk', password: 's3cret' }],
@@ -37,69 +30,19 @@ const routes = {
 };
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'venus-sip-'));
-  symlinkSync('/usr/share/sip-tester', path.join(dir, 'pcap'));
-  writeFileSync(path.join(dir, 'routes.json'), JSON.stringify(routes));
-  runtime = await startEmbeddedRuntime({ port: 0 });
-  relay = await serveRelay({ host: runtime.host, port: 0 });
-  bridge = spawn(process.execPath, ['--import', 'tsx', 'sip-bridge/src/sip-main.ts'], {
-    env: {
-      ...process.env,
-      VENUS_SIP_PORT: '0',
-      VENUS_SIP_CONFIG: path.join(dir, 'routes.json'),
-      VENUS_WORKERS: relay.url,
-      VENUS_LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const collect = (d: Buffer) => {
-    bridgeOutput += d.toString();
-  };
-  bridge.stdout?.on('data', collect);
-  bridge.stderr?.on('data', collect);
-  await until('the bridge is ready', () => /sip bridge ready: sip:(\S+) /.test(bridgeOutput), WAIT_MS);
-  target = /sip bridge ready: sip:(\S+) /.exec(bridgeOutput)![1]!;
+  bridge = await BridgeUnderTest.start(routes);
 });
 
 afterAll(async () => {
-  bridge?.kill('SIGTERM');
-  await new Promise((r) => bridge?.once('exit', r));
-  await relay?.close();
-  await runtime?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await bridge?.close();
 });
 
-/** The sessions the bridge opened for a dialled number, from its `call answered` log lines. */
-function sessionsFor(number: string): string[] {
-  const out: string[] = [];
-  for (const line of bridgeOutput.split('\n')) {
-    if (!line.includes('"call answered"')) continue;
-    const entry = JSON.parse(line) as { number?: string; session?: string };
-    if (entry.number === number && entry.session !== undefined) out.push(entry.session);
-  }
-  return out;
-}
-
-async function timeline(session: string): Promise<TimelineEvent[]> {
-  await runtime.host.session(session)?.flushed();
-  return runtime.store.read(session);
-}
-
-async function closedTimeline(session: string): Promise<TimelineEvent[]> {
-  let events: TimelineEvent[] = [];
-  await until(
-    `session ${session} closed`,
-    () => events.some((e) => e.type === 'session.closed'),
-    WAIT_MS,
-    async () => {
-      events = await timeline(session);
-    },
-  );
-  return events;
-}
+const sessionsFor = (number: string) => bridge.sessionsFor(number);
+const timeline = (session: string) => bridge.timeline(session);
+const closedTimeline = (session: string) => bridge.closedTimeline(session);
 
 async function sipp(args: string[]): Promise<void> {
-  const run = await runSipp(target, args, dir);
+  const run = await runSipp(bridge.target, args, bridge.dir);
   expect(run.code, run.output).toBe(0);
 }
 
@@ -149,15 +92,27 @@ describe('SIP bridge against SIPp', () => {
     timeout: 240_000,
   }, async () => {
     // The scenario streams request.ulaw from its working directory (SIPp does not expand keys in exec).
-    const speech = path.join(dir, 'request.ulaw');
-    execFileSync('espeak-ng', ['-v', 'en-us', '-w', path.join(dir, 'request.wav'), REQUEST]);
-    execFileSync('sox', [path.join(dir, 'request.wav'), '-r', '8000', '-c', '1', '-t', 'ul', speech, 'pad', '0', '1']);
+    const speech = path.join(bridge.dir, 'request.ulaw');
+    execFileSync('espeak-ng', ['-v', 'en-us', '-w', path.join(bridge.dir, 'request.wav'), REQUEST]);
+    execFileSync('sox', [
+      path.join(bridge.dir, 'request.wav'),
+      '-r',
+      '8000',
+      '-c',
+      '1',
+      '-t',
+      'ul',
+      speech,
+      'pad',
+      '0',
+      '1',
+    ]);
     const speechMs = Math.round(statSync(speech).size / 8);
     const capture = new RtpCapture();
     const capturePort = await capture.open();
     try {
       const call = runSipp(
-        target,
+        bridge.target,
         [
           '-sf',
           path.join(SIPP_SCENARIOS, 'speech.xml'),
@@ -165,7 +120,7 @@ describe('SIP bridge against SIPp', () => {
           'speech',
           ...keys({ capture_port: capturePort, request_text: REQUEST }),
         ],
-        dir,
+        bridge.dir,
       );
       await until('the call is answered', () => sessionsFor('speech').length === 1, WAIT_MS);
       const session = sessionsFor('speech')[0]!;
@@ -181,7 +136,7 @@ describe('SIP bridge against SIPp', () => {
         WAIT_MS,
         refresh,
       ).catch((error: unknown) => {
-        throw new Error(`${error}; timeline: ${summary(events)}; bridge: ${bridgeOutput.slice(-1500)}`);
+        throw new Error(`${error}; timeline: ${summary(events)}; bridge: ${bridge.output.slice(-1500)}`);
       });
       await until(
         'an answer finished',
@@ -197,7 +152,7 @@ describe('SIP bridge against SIPp', () => {
       );
       // RTP goes out at the pace it plays: wait for the packets of the whole answer.
       await until('the answer arrived as RTP', () => capture.packets.length * 20 >= spokenMs - 100, WAIT_MS);
-      await runtime.host.session(session)!.close('the test is over');
+      await bridge.runtime.host.session(session)!.close('the test is over');
       const run = await call;
       expect(run.code, run.output).toBe(0);
 
@@ -266,7 +221,7 @@ describe('SIP bridge against SIPp', () => {
     const answers: string[] = [];
     socket.on('message', (m) => answers.push(m.toString('latin1')));
     await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
-    const [host, port] = target.split(':');
+    const [host, port] = bridge.target.split(':');
     const head = (extra: string) =>
       `INVITE sip:plain@${host} SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:${socket.address().port};branch=z9hG4bK-bad${answers.length}\r\n` +
       `From: <sip:x@h>;tag=1\r\nTo: <sip:plain@h>\r\nCall-ID: bad-${Math.random()}\r\nCSeq: 1 INVITE\r\n${extra}`;

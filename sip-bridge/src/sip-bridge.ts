@@ -35,6 +35,7 @@ export class SipBridge {
       host: options.host,
       port: options.port,
       onMessage: (bytes, peer) => ua?.receive(bytes, peer),
+      onUnframable: (head, status, reason, peer) => ua?.refuse(head, status, reason, peer),
     });
     ua = new UserAgent({
       routing: options.routing,

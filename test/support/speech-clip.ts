@@ -11,7 +11,10 @@ export function speechClip(dir: string, text: string, voice = 'en-us'): Int16Arr
   const wav = path.join(dir, 'clip.wav');
   const raw = path.join(dir, 'clip.raw');
   execFileSync('espeak-ng', ['-v', voice, '-w', wav, text]);
+  // -D: no dither. sox dithers by default when it requantises, with fresh noise every run, and the
+  // recogniser's hypotheses on some voices turn on that noise: the same clip must be the same bytes.
   execFileSync('sox', [
+    '-D',
     wav,
     '-r',
     '16000',

@@ -3,6 +3,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { createLogger } from '@venus/protocol';
 import { RtpHeader, RtpPacket } from 'werift';
 import { JitterBuffer } from './jitter-buffer.ts';
+import { rtpProblem } from './rtp-validity.ts';
 import type { MediaOffer } from './sdp.ts';
 import { TelephoneEvents } from './telephone-event.ts';
 
@@ -14,7 +15,7 @@ const MAX_AUDIO_PAYLOAD = 480;
 export interface RtpLegStats {
   packetsIn: number;
   packetsOut: number;
-  /** Inbound packets refused: not RTP v2, unknown payload type, oversized, or from elsewhere. */
+  /** Inbound packets refused: not valid RTP v2 (rtp-validity.ts), unknown payload type, oversized, or from elsewhere. */
   refused: number;
   late: number;
   concealed: number;
@@ -117,7 +118,7 @@ export class RtpLeg {
     if (this.#closed || offer === undefined) return;
     let packet: RtpPacket;
     try {
-      if (bytes.length < 12 || bytes[0]! >> 6 !== 2) throw new Error('not RTP version 2');
+      if (rtpProblem(bytes) !== undefined) throw new Error('not a valid RTP packet');
       packet = RtpPacket.deSerialize(bytes);
     } catch {
       this.stats.refused += 1;

@@ -39,5 +39,9 @@ describe('SDP offer/answer', () => {
     expect(readOffer(offer('m=video 6000 RTP/AVP 96'))).toEqual({ error: 'no RTP/AVP audio stream offered' });
     expect(readOffer('')).toEqual({ error: 'no SDP offer' });
     expect('error' in readOffer('garbage')).toBe(true);
+    for (const address of ['999.1.2.3.4.5', '1.2.3', '256.0.0.1'])
+      expect(readOffer(offer('m=audio 6000 RTP/AVP 0').replace('c=IN IP4 127.0.0.1', `c=IN IP4 ${address}`))).toEqual({
+        error: 'no IPv4 connection address',
+      });
   });
 });

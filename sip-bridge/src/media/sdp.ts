@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { parse, write } from 'sdp-transform';
 
 /** The G.711 law of a leg, by its RTP name (the same names as the edge's telephony core). */
@@ -39,7 +40,7 @@ export function readOffer(sdp: string): MediaOffer | { error: string } {
   const audio = session.media?.find((m) => m.type === 'audio' && m.port > 0 && /RTP\/AVP/.test(m.protocol));
   if (audio === undefined) return { error: 'no RTP/AVP audio stream offered' };
   const address = audio.connection?.ip ?? session.connection?.ip;
-  if (address === undefined || !/^[0-9.]+$/.test(address)) return { error: 'no IPv4 connection address' };
+  if (address === undefined || !isIPv4(address)) return { error: 'no IPv4 connection address' };
   if (!Number.isInteger(audio.port) || audio.port > 65_535) return { error: 'bad media port' };
   const types = String(audio.payloads ?? '')
     .split(/\s+/)

@@ -60,6 +60,18 @@ describe('SIP message parsing', () => {
     expect(parsed.reason.length).toBeGreaterThan(0);
   });
 
+  it('answers a request whose bad header lines are not the mandatory ones, naming the line in printable form', () => {
+    const long = invite(`Subject: ${'a'.repeat(SIP_LIMITS.maxHeaderLineBytes + 1)}\r\n`);
+    const many = invite('X-A: 1\r\n'.repeat(SIP_LIMITS.maxHeaders + 1));
+    const binary = invite('X-\u0000\u00ff"q: v\r\n');
+    for (const bytes of [long, many, binary]) {
+      const parsed = parseMessage(bytes);
+      expect(parsed).toMatchObject({ ok: false, status: 400, request: { method: 'INVITE' } });
+    }
+    const parsed = parseMessage(binary);
+    expect(!parsed.ok && parsed.reason).toBe('malformed header line "X-\\x00\\xff\\x22q: v"');
+  });
+
   it('refuses without a request to answer when the start line or headers are unusable', () => {
     for (const text of ['garbage', 'FOO\r\n\r\n', 'INVITE sip:x SIP/3.0\r\nVia: x\r\n\r\n', '\r\n\r\n']) {
       const parsed = parseMessage(Buffer.from(text));

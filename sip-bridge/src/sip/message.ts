@@ -128,19 +128,21 @@ export function parseMessage(bytes: Buffer): ParseResult {
   }
   if (split < 0) return { ok: false, status: 400, reason: 'no blank line after the headers' };
   const lines = unfold(text.slice(0, split).split(/\r?\n/));
-  const startLine = lines.shift() ?? '';
-  if (lines.length > SIP_LIMITS.maxHeaders) return { ok: false, status: 400, reason: 'too many header lines' };
+  const start = parseStartLine(lines.shift() ?? '');
+  if (start === undefined) return { ok: false, status: 400, reason: 'malformed start line' };
+  // A bad header line is reported once the others are read: a request whose mandatory headers are
+  // fine can still be answered (400, naming the line). Only the first maxHeaders lines are read.
+  let headerError = lines.length > SIP_LIMITS.maxHeaders ? 'too many header lines' : undefined;
   const parsedHeaders: SipHeaders = [];
-  for (const line of lines) {
-    if (line.length > SIP_LIMITS.maxHeaderLineBytes) return { ok: false, status: 400, reason: 'header line too long' };
+  for (const line of lines.slice(0, SIP_LIMITS.maxHeaders)) {
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon).trim() : '';
-    if (!TOKEN.test(name)) return { ok: false, status: 400, reason: `malformed header line "${line.slice(0, 40)}"` };
-    parsedHeaders.push([headerName(name), line.slice(colon + 1).trim()]);
+    if (line.length > SIP_LIMITS.maxHeaderLineBytes)
+      headerError ??= `header line too long "${printable(line.slice(0, 40))}"`;
+    else if (!TOKEN.test(name)) headerError ??= `malformed header line "${printable(line.slice(0, 40))}"`;
+    else parsedHeaders.push([headerName(name), line.slice(colon + 1).trim()]);
   }
   const rawBody = text.slice(split + separator);
-  const start = parseStartLine(startLine);
-  if (start === undefined) return { ok: false, status: 400, reason: 'malformed start line' };
   const partial: SipMessage =
     start.kind === 'request'
       ? { kind: 'request', method: start.method, uri: start.uri, headers: parsedHeaders, body: '' }
@@ -149,6 +151,7 @@ export function parseMessage(bytes: Buffer): ParseResult {
     partial.kind === 'request' && answerable(partial)
       ? { ok: false, status, reason, request: partial }
       : { ok: false, status, reason };
+  if (headerError !== undefined) return fail(400, headerError);
   const lengths = headers(partial, 'content-length');
   if (lengths.length > 1 && new Set(lengths).size > 1) return fail(400, 'conflicting Content-Length headers');
   let body = rawBody;
@@ -216,6 +219,11 @@ function parseStartLine(
   const request = /^([A-Za-z]{1,32}) (\S{1,1024}) SIP\/2\.0$/.exec(line);
   if (request === null || !/^[a-z][a-z0-9+.-]*:/i.test(request[2]!)) return undefined;
   return { kind: 'request', method: request[1]!.toUpperCase(), uri: request[2]! };
+}
+
+/** `text` with control and non-ASCII bytes escaped, fit for a Warning header and logs. */
+function printable(text: string): string {
+  return text.replace(/[^\x20-\x7e]|"/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** Header continuation lines (leading whitespace) join the line before them. */

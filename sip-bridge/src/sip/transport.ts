@@ -11,6 +11,8 @@ export interface SipTransportOptions {
   port: number;
   /** Called with each datagram or framed stream message. */
   onMessage(bytes: Buffer, peer: SipPeer): void;
+  /** Called with the header block of a stream message that cannot be framed, before the connection closes. */
+  onUnframable?(head: Buffer, status: number, reason: string, peer: SipPeer): void;
   /** TCP connections held at once (default 1,024); more are refused. */
   maxConnections?: number;
   /** UDP receive buffer (default 4 MiB): bursts of calls overflow the default one. */
@@ -115,14 +117,17 @@ export class SipTransport {
     };
     socket.setTimeout(TCP_IDLE_MS, () => socket.destroy());
     socket.on('data', (chunk) => {
-      const { messages, error } = framer.push(chunk);
+      const { messages, error, status, head } = framer.push(chunk);
       for (const message of messages) this.#options.onMessage(message, peer);
       if (error !== undefined) {
         log.info(
           { peer: `${peer.address}:${peer.port}`, reason: error },
           'closing a SIP TCP connection that cannot be framed',
         );
-        socket.destroy();
+        // The request is answered if it can be (400/413), then the connection closes once that is written.
+        if (head !== undefined) this.#options.onUnframable?.(head, status ?? 400, error, peer);
+        socket.pause();
+        socket.destroySoon();
       }
     });
     socket.on('error', (error) => log.debug({ err: error }, 'SIP TCP connection error'));

@@ -86,21 +86,27 @@ export class UserAgent {
     const parsed = parseMessage(bytes);
     if (!parsed.ok) {
       this.stats.malformed += 1;
-      if (parsed.request !== undefined && parsed.request.method !== 'ACK') {
-        this.#options.send(
-          serialise(
-            responseTo(parsed.request, parsed.status, reasonPhrase(parsed.status), {
-              headers: [['warning', `399 venus "${parsed.reason}"`]],
-            }),
-          ),
-          peer,
-        );
-      } else {
-        log.debug({ peer: `${peer.address}:${peer.port}`, reason: parsed.reason }, 'unanswerable SIP message dropped');
-      }
+      this.#refuse(parsed.request, parsed.status, parsed.reason, peer);
       return;
     }
     this.#layer.receive(parsed.message, peer);
+  }
+
+  /** A message the transport could not take whole (`head`: its header block): answered if it can be. */
+  refuse(head: Buffer, status: number, reason: string, peer: SipPeer): void {
+    this.stats.malformed += 1;
+    const parsed = parseMessage(head);
+    const request = parsed.ok ? (parsed.message.kind === 'request' ? parsed.message : undefined) : parsed.request;
+    this.#refuse(request, status, reason, peer);
+  }
+
+  #refuse(request: SipRequest | undefined, status: number, reason: string, peer: SipPeer): void {
+    if (request === undefined || request.method === 'ACK') {
+      log.debug({ peer: `${peer.address}:${peer.port}`, reason }, 'unanswerable SIP message dropped');
+      return;
+    }
+    const warning: SipHeaders = [['warning', `399 venus "${reason}"`]];
+    this.#options.send(serialise(responseTo(request, status, reasonPhrase(status), { headers: warning })), peer);
   }
 
   close(): void {

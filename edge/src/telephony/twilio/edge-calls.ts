@@ -4,7 +4,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Clock } from '../../realtime/clock.ts';
 import { randomId } from '../../realtime/ids.ts';
 import type { ProtocolError } from '../../realtime/protocol-error.ts';
-import { applySessionUpdate } from '../../realtime/session-state.ts';
+import { applySessionUpdate, initialSessionState } from '../../realtime/session-state.ts';
 import { meterSession, type Tenancy } from '../../tenancy/tenancy.ts';
 import { type CallMedia, CallSession } from '../call-session.ts';
 import type { G711Law } from '../g711-law.ts';
@@ -36,7 +36,7 @@ export function openEdgeCall(
   const tenant = principal.tenant;
   let config = deps.config;
   if (principal.session !== undefined) {
-    const state = { id: 'call', config, inputFormat: 'pcm16', outputFormat: 'pcm16', playbackAcks: true } as const;
+    const state = { ...initialSessionState('call', config), playbackAcks: true };
     const applied = applySessionUpdate(state, principal.session);
     if (!applied.ok) return applied.error;
     config = applied.state.config;
