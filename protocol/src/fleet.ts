@@ -28,6 +28,9 @@ export const FleetWorkerRecordSchema = z.object({
   /** A draining worker keeps its sessions but takes no new ones. */
   draining: z.enum(['0', '1']).transform((flag) => flag === '1'),
   heartbeatAtMs: z.coerce.number().nonnegative(),
+  /** The model variant it serves (its model port's `model` and `modelRevision`); '' if unregistered. */
+  model: z.string().default(''),
+  modelRevision: z.string().default(''),
 });
 
 export type FleetWorkerRecord = z.infer<typeof FleetWorkerRecordSchema>;

@@ -1,4 +1,10 @@
-import { type EdgeToWorkerFrame, toVenusError, type WorkerLink, type WorkerToEdgeFrame } from '@venus/protocol';
+import {
+  type EdgeToWorkerFrame,
+  HANDOVER_REASON,
+  toVenusError,
+  type WorkerLink,
+  type WorkerToEdgeFrame,
+} from '@venus/protocol';
 import type { RelayLinkEvent } from '../relay/relay-link.ts';
 import { SessionListeners } from '../relay/session-listeners.ts';
 import type { PlaceOptions, WorkerEndpoint, WorkerPlacement } from './worker-placement.ts';
@@ -10,7 +16,8 @@ export interface FailoverEvent {
   session: string;
   /** Worker id it was on. */
   from: string;
-  reason: 'worker_lost';
+  /** `worker_lost`: its relay stayed down past the grace; `drain`: the worker handed it over. */
+  reason: 'worker_lost' | 'drain';
 }
 
 export interface FleetWorkerLinkOptions {
@@ -24,7 +31,8 @@ export interface FleetWorkerLinkOptions {
   maxPendingFrames?: number;
   /**
    * How long a worker's relay may stay down before its sessions are re-placed on another worker,
-   * where they resume from their timelines under a new incarnation. Default 2 s.
+   * where they resume from their timelines under a new incarnation. Default 2 s. A reconnect
+   * refused outright (ECONNREFUSED: the worker's process is gone) moves them at once.
    */
   failoverGraceMs?: number;
   onFailover?(event: FailoverEvent): void;
@@ -35,6 +43,8 @@ interface Route {
   /** The session's `open` with its latest config: what re-places it elsewhere. */
   open: OpenFrame;
   worker?: { id: string; url: string; link: WorkerLink; detach: () => void };
+  /** Its worker asked to hand it over: input waits in `pending` until the worker has let it go. */
+  leaving?: boolean;
 }
 
 interface SharedLink {
@@ -56,6 +66,12 @@ interface SharedLink {
  * on another worker (never the lost one) with its latest `open`; that worker finds the session's
  * timeline and resumes it under a new incarnation, with its context rebuilt. The client's
  * connection to the edge stays up throughout.
+ *
+ * Drain: a draining worker's `handover` frame moves its session the same way, without the loss of
+ * a failover: the session's input is held from that frame on, the worker gets a last `close` with
+ * HANDOVER_REASON, and once its `closed` with that reason says every event is stored the session is
+ * placed elsewhere (`onFailover` reason `drain`). Each move is announced to the session's listeners
+ * as a `handover` frame carrying its reason.
  *
  * @example
  *   const link = new FleetWorkerLink({
@@ -100,7 +116,7 @@ export class FleetWorkerLink implements WorkerLink {
     }
     if (frame.kind === 'config') route.open = { ...route.open, config: frame.config };
     const worker = route.worker;
-    if (worker !== undefined && !this.#links.get(worker.url)?.down) {
+    if (worker !== undefined && !route.leaving && !this.#links.get(worker.url)?.down) {
       worker.link.send(frame);
       if (frame.kind === 'close') this.#end(session);
       return;
@@ -147,6 +163,8 @@ export class FleetWorkerLink implements WorkerLink {
     const shared = this.#shared(endpoint);
     shared.sessions.add(session);
     const detach = shared.link.onFrame(session, (frame) => {
+      if (frame.kind === 'handover') return this.#leave(session, route);
+      if (frame.kind === 'closed' && frame.reason === HANDOVER_REASON) return this.#moveFrom(shared, session, 'drain');
       this.#deliver(frame);
       if (frame.kind === 'closed') this.#end(session);
     });
@@ -188,6 +206,13 @@ export class FleetWorkerLink implements WorkerLink {
     if (this.#links.get(shared.endpoint.url) !== shared) return;
     if (event.type === 'disconnected' || (event.type === 'connect_failed' && shared.down)) {
       shared.down = true;
+      // Nothing listens at its address any more (the process is gone, not a network blip): move
+      // its sessions now rather than after the grace.
+      if (event.type === 'connect_failed' && refusedOutright(event.error)) {
+        clearTimeout(shared.lostTimer);
+        this.#failover(shared);
+        return;
+      }
       shared.lostTimer ??= setTimeout(() => this.#failover(shared), this.#graceMs);
       return;
     }
@@ -206,20 +231,47 @@ export class FleetWorkerLink implements WorkerLink {
   /** The worker stayed away: each of its sessions goes to another worker with its latest `open`. */
   #failover(shared: SharedLink): void {
     if (this.#links.get(shared.endpoint.url) !== shared || this.#closed) return;
+    for (const session of [...shared.sessions]) this.#moveFrom(shared, session, 'worker_lost');
     this.#links.delete(shared.endpoint.url);
-    const from = shared.endpoint.id;
-    for (const session of shared.sessions) {
-      const route = this.#routes.get(session);
-      if (route === undefined) continue;
-      route.worker?.detach();
-      route.worker = undefined;
-      this.#options.placement.release(session);
-      route.pending.unshift(route.open);
-      this.#options.onFailover?.({ session, from, reason: 'worker_lost' });
-      void this.#place(session, route, { exclude: [from] });
-    }
-    shared.sessions.clear();
     void shared.link.close();
+  }
+
+  /**
+   * The worker hands the session over (it drains): from here its input waits in `pending`, and the
+   * `close` with HANDOVER_REASON, the last frame the worker gets for it, says so; the worker stores
+   * what it has and answers `closed` with that reason, which moves the session (`#moveFrom`).
+   */
+  #leave(session: string, route: Route): void {
+    const worker = route.worker;
+    if (worker === undefined || route.leaving) return;
+    route.leaving = true;
+    try {
+      worker.link.send({ kind: 'close', session, reason: HANDOVER_REASON });
+    } catch {
+      // The link is closed: its relay going down fails the session over instead.
+    }
+  }
+
+  /** Moves one session off `shared`'s worker to another one (never that worker), with its latest `open`. */
+  #moveFrom(shared: SharedLink, session: string, reason: FailoverEvent['reason']): void {
+    const route = this.#routes.get(session);
+    shared.sessions.delete(session);
+    if (route === undefined || this.#closed) return;
+    route.worker?.detach();
+    route.worker = undefined;
+    route.leaving = false;
+    this.#options.placement.release(session);
+    route.pending.unshift(route.open);
+    const from = shared.endpoint.id;
+    this.#options.onFailover?.({ session, from, reason });
+    // Its transport learns why (`venus.session.resumed` carries it) before the new worker's frames.
+    this.#deliver({ kind: 'handover', session, reason: reason === 'drain' ? 'draining' : 'worker_lost' });
+    void this.#place(session, route, { exclude: [from] });
+    if (reason === 'drain' && shared.sessions.size === 0 && this.#links.get(shared.endpoint.url) === shared) {
+      this.#links.delete(shared.endpoint.url);
+      clearTimeout(shared.lostTimer);
+      void shared.link.close();
+    }
   }
 
   #end(session: string): void {
@@ -246,4 +298,12 @@ export class FleetWorkerLink implements WorkerLink {
   #deliverLater(frame: WorkerToEdgeFrame): void {
     queueMicrotask(() => this.#deliver(frame));
   }
+}
+
+/** The connection was refused at the worker's address (ECONNREFUSED anywhere in the cause chain). */
+function refusedOutright(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if ((e as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true;
+  }
+  return false;
 }

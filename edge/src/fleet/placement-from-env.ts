@@ -5,7 +5,9 @@ import type { WorkerPlacement } from './worker-placement.ts';
 
 /**
  * The placement a deployment configures: `VENUS_WORKERS` (a static list of relay urls) wins;
- * otherwise `REDIS_URL` reads the fleet registry (with `VENUS_FLEET_PREFIX`, default none).
+ * otherwise `REDIS_URL` reads the fleet registry (with `VENUS_FLEET_PREFIX`, default none), placing
+ * only on workers of `VENUS_MODEL_VARIANT` when it is set (a model name or `model@revision`). The
+ * static list knows no variants: every listed worker is taken to serve the one model.
  *
  * @example
  *   const placement = placementFromEnv(process.env);
@@ -16,6 +18,7 @@ export function placementFromEnv(env: Record<string, string | undefined>): Worke
     return new RedisPlacement({
       url: env.REDIS_URL,
       ...(env.VENUS_FLEET_PREFIX ? { prefix: env.VENUS_FLEET_PREFIX } : {}),
+      ...(env.VENUS_MODEL_VARIANT ? { variant: env.VENUS_MODEL_VARIANT } : {}),
     });
   }
   throw new VenusError(

@@ -6,24 +6,37 @@ export interface RedisPlacementOptions {
   url: string;
   /** Key prefix shared with the workers' registrations. Default none (`fleet:workers`). */
   prefix?: string;
+  /**
+   * Only workers of this model variant: a model name (`venus-reference`, any revision) or
+   * `model@revision` (`venus-reference@reference-v1`), matched against what each worker registered
+   * from its model port's capabilities. Unset: any worker. A failover re-places with the same
+   * placement, so on the same variant.
+   */
+  variant?: string;
 }
 
 /**
- * Picks the least loaded live, non-draining worker with room (other than the ids in ARGV[2..]) and
- * reserves a slot on it, in one step. Workers whose heartbeat key expired are pruned on the way. Reads keys it builds itself,
- * so this runs on a single Redis (or a cluster with every fleet key in one hash slot).
+ * Picks the least loaded (sessions / capacity) live, non-draining worker with room, of the variant
+ * in ARGV[2] ('' = any; a model name, or model@revision) and other than the ids in ARGV[3..], and
+ * reserves a slot on it, in one step. A worker whose heartbeat expired has no hash any more (its
+ * key's TTL is the heartbeat): HMGET answers nil for its url, so it is never picked, and it is
+ * pruned from the set on the way. Reads keys it builds itself, so this runs on a single Redis (or a
+ * cluster with every fleet key in one hash slot).
  */
 const PLACE_SCRIPT = `
 local ids = redis.call('SMEMBERS', KEYS[1])
+local variant = ARGV[2]
 local excluded = {}
-for i = 2, #ARGV do excluded[ARGV[i]] = true end
+for i = 3, #ARGV do excluded[ARGV[i]] = true end
 local best, bestUrl, bestLoad
 for _, id in ipairs(ids) do
   local key = ARGV[1] .. id
-  local f = redis.call('HMGET', key, 'url', 'maxSessions', 'sessions', 'draining')
+  local f = redis.call('HMGET', key, 'url', 'maxSessions', 'sessions', 'draining', 'model', 'modelRevision')
+  local model = f[5] or ''
+  local ofVariant = variant == '' or model == variant or (model .. '@' .. (f[6] or '')) == variant
   if not f[1] then
     redis.call('SREM', KEYS[1], id)
-  elseif f[4] ~= '1' and not excluded[id] then
+  elseif f[4] ~= '1' and ofVariant and not excluded[id] then
     local max = tonumber(f[2]) or 0
     local n = tonumber(f[3]) or 0
     if n < max and (bestLoad == nil or n / max < bestLoad) then
@@ -37,7 +50,12 @@ return {best, bestUrl}
 `;
 
 type PlacingRedis = Redis & {
-  placeSession(workersKey: string, workerPrefix: string, ...exclude: string[]): Promise<[string, string] | null>;
+  placeSession(
+    workersKey: string,
+    workerPrefix: string,
+    variant: string,
+    ...exclude: string[]
+  ): Promise<[string, string] | null>;
 };
 
 /**
@@ -52,9 +70,11 @@ type PlacingRedis = Redis & {
 export class RedisPlacement implements WorkerPlacement {
   readonly #redis: PlacingRedis;
   readonly #keys: FleetKeys;
+  readonly #variant: string;
 
   constructor(options: RedisPlacementOptions) {
     this.#keys = fleetKeys(options.prefix);
+    this.#variant = options.variant?.trim() ?? '';
     const redis = new Redis(options.url, { connectionName: 'fleet-placement', maxRetriesPerRequest: 2 });
     redis.defineCommand('placeSession', { numberOfKeys: 1, lua: PLACE_SCRIPT });
     this.#redis = redis as PlacingRedis;
@@ -64,11 +84,14 @@ export class RedisPlacement implements WorkerPlacement {
     let picked: [string, string] | null;
     try {
       const exclude = options.exclude ?? [];
-      picked = await this.#redis.placeSession(this.#keys.workers, this.#keys.workerPrefix, ...exclude);
+      picked = await this.#redis.placeSession(this.#keys.workers, this.#keys.workerPrefix, this.#variant, ...exclude);
     } catch (cause) {
       throw new VenusError('model_unavailable', `fleet registry unreachable: ${String(cause)}`, { cause });
     }
-    if (!picked) throw new VenusError('model_unavailable', `no GPU worker has room for session ${session}`);
+    if (!picked) {
+      const of = this.#variant === '' ? '' : ` of model variant ${this.#variant}`;
+      throw new VenusError('model_unavailable', `no GPU worker${of} has room for session ${session}`);
+    }
     return { id: picked[0], url: picked[1] };
   }
 

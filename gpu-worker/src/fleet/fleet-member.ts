@@ -13,6 +13,12 @@ export interface FleetMemberOptions {
   /** The relay url edges connect to, as reachable from them. */
   url: string;
   maxSessions: number;
+  /**
+   * The model variant served here, from the model port's capabilities (`model`, `modelRevision`):
+   * registered so that edges asking for a variant place only here. Unset: registered as none, which
+   * only edges that take any variant place on.
+   */
+  capabilities?: { model: string; modelRevision: string };
   /** Live sessions right now, read at each heartbeat. */
   sessions(): number;
   /** The registration expires this long after the last heartbeat. Default 15 s. */
@@ -24,7 +30,8 @@ export interface FleetMemberOptions {
 }
 
 /**
- * This GPU worker's entry in the Redis fleet registry: its relay url, capacity and live sessions,
+ * This GPU worker's entry in the Redis fleet registry: its relay url, model variant, capacity (what
+ * its model port measured, or the operator's cap) and live sessions,
  * refreshed by a heartbeat whose TTL expires the entry if the worker dies. `drain()` keeps the entry
  * (and the sessions) but tells edges to place nothing new here; `leave()` removes it.
  *
@@ -72,7 +79,7 @@ export class FleetMember {
   /** Writes the entry and renews its TTL. */
   async heartbeat(): Promise<void> {
     if (this.#left) return;
-    const { id, url, maxSessions } = this.#options;
+    const { id, url, maxSessions, capabilities } = this.#options;
     const key = this.#keys.worker(id);
     await this.#redis
       .multi()
@@ -80,6 +87,8 @@ export class FleetMember {
         id,
         url,
         maxSessions: String(maxSessions),
+        model: capabilities?.model ?? '',
+        modelRevision: capabilities?.modelRevision ?? '',
         sessions: String(this.#options.sessions()),
         draining: this.#draining ? '1' : '0',
         heartbeatAtMs: String(Date.now()),

@@ -34,6 +34,11 @@ const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.';
  * rebuilt connection re-opens the worker session (reclaimed, or a new incarnation from the timeline)
  * and greets the client with `session.created` again.
  *
+ * It does not hibernate while a session lives: the relay socket is an outgoing WebSocket, which
+ * keeps a Durable Object in memory (only sockets accepted with `acceptWebSocket` hibernate), so a
+ * live session is billed as duration for its whole length. The attachment is for surviving an
+ * eviction (a deploy, a restart) with the client still connected. docs/workers.md has the costs.
+ *
  * @example
  *   // wrangler.toml: [[durable_objects.bindings]] name = "REALTIME_SESSION", class_name = "RealtimeSession"
  *   const stub = env.REALTIME_SESSION.get(env.REALTIME_SESSION.idFromName(sessionId));
