@@ -3,12 +3,15 @@ import { benchCapacity, benchTimelineStore, createTimelineStore, ReferenceModelP
 import { benchDelegation, bullmqBenchTarget, inProcessBenchTarget } from '@venus/harness-functions';
 import startRedisForRun from '../test/setup/redis-server.ts';
 import { runEdgeFrameCost } from './edge-frame-cost.ts';
+import { benchFleet } from './fleet-section.ts';
 import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
 import { runMemoryLoad } from './memory-load.ts';
 import { runRecogniserCost, runRecogniserRealtime } from './recogniser-cost.ts';
 import { runRelayOverhead } from './relay-overhead.ts';
 import { fmt, table } from './report.ts';
+import { DURABLE_OBJECT_RATES, workersSessionCost } from './support/workers-cost.ts';
+import { telephonySection } from './telephony.ts';
 import { runWebRtcRates } from './webrtc-rates.ts';
 
 /**
@@ -17,11 +20,23 @@ import { runWebRtcRates } from './webrtc-rates.ts';
  * delegations in flight each: `delegation-load`), timeline stores, delegation (round trip and cancel latency), relay
  * (edge relay overhead; memory of idle connections), webrtc (RTP packet rates of a headless Chromium
  * call), memory (RSS of a real `npm start` over 500 short sessions in waves and one 30-minute
- * session, with a short retention). Pick sections with `--only a,b`; `--quick` shortens
+ * session, with a short retention), fleet (placement balance, failover resume and drain times of an
+ * edge and three GPU workers as real processes). Pick sections with `--only a,b`; `--quick` shortens
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
 const args = process.argv.slice(2);
-const SECTIONS = ['foreground', 'delegation-load', 'timeline', 'delegation', 'relay', 'webrtc', 'memory', 'recogniser'];
+const SECTIONS = [
+  'foreground',
+  'delegation-load',
+  'timeline',
+  'delegation',
+  'relay',
+  'webrtc',
+  'memory',
+  'recogniser',
+  'fleet',
+  'telephony',
+];
 // `--only a,b` or `--only=a,b`.
 const onlyAt = args.findIndex((a) => a === '--only' || a.startsWith('--only='));
 const onlyArg =
@@ -179,6 +194,11 @@ if (want('relay')) {
       'edge CPU/stream % core': r.cpuPerStreamPct,
       'edge CPU µs/echo': edge.client.echoes === 0 ? 'n/a' : r.cpuPerEchoUs,
       'bare ws CPU µs/echo': bare.client.echoes === 0 ? 'n/a' : bare.serverCpuUs / bare.client.echoes,
+      // The relay target as a ratio this machine can measure: ≤ 2× the bare server's CPU per echo.
+      'edge / bare CPU per echo':
+        edge.client.echoes === 0 || bare.client.echoes === 0 || bare.serverCpuUs === 0
+          ? 'n/a'
+          : `${(r.cpuPerEchoUs / (bare.serverCpuUs / bare.client.echoes)).toFixed(2)}×`,
       'worker CPU % core': r.workerCpuPct,
       'client CPU % core': edge.client.clientCpuPct,
       'errors + drops': edge.client.errors + r.linkDrops + r.slowConsumerDrops + edge.client.unexpectedCloses,
@@ -225,6 +245,21 @@ if (want('relay')) {
     `edge JavaScript per echoed frame, no sockets (parse, base64, resample, relay codec, events out): ` +
       `${fmt(cost.edgeUs)} µs, ${fmt(cost.messagesPerFrame)} messages and ${fmt(cost.bytesPerFrame)} bytes to the client; ` +
       'the rest of the edge CPU per echo above is socket I/O (four socket system calls per echo, the bare server two).',
+  );
+  const typed = runEdgeFrameCost(quick ? 10_000 : 30_000, { typed: true });
+  print(
+    `the same frames on the WebRTC path (typed samples in, audio deltas out as samples, other events as data channel JSON; Opus and RTP not included): ` +
+      `${fmt(typed.edgeUs)} µs per frame, ${fmt(typed.messagesPerFrame)} data channel messages.`,
+  );
+  // The load above, one session of it in real time: 20 ms appends in, two relay frames per echo.
+  const clientPerS = 50;
+  const w = workersSessionCost({ clientMessagesPerS: clientPerS, relayMessagesPerS: 2 * clientPerS });
+  print(
+    `Workers edge, estimated cost of one live session (an estimate from Cloudflare's Durable Objects rates read ${DURABLE_OBJECT_RATES.sourceDate}, not a measurement; docs/workers.md): ` +
+      `the relay socket keeps the object in memory, so ${fmt(w.gbSPerMin)} GB-s of duration per session-minute; ` +
+      `${fmt(w.requestsPerMin)} requests per session-minute at ${fmt(clientPerS)} client messages/s (20:1); ` +
+      `$${w.usdPerMin.toFixed(6)} per session-minute, $${w.usdPerHour.toFixed(4)} per session-hour past the included amounts ` +
+      `(+${fmt(w.relayRequestsPerMin)} requests/min if the relay socket's incoming messages were billed too).`,
   );
 
   const connections = 5_000;
@@ -295,11 +330,14 @@ if (want('webrtc')) {
         'edge→browser packets/s': w.downPerSec,
         'lost (whole call)': w.lost,
         'window ms': w.windowMs,
+        'runtime CPU µs/packet': w.cpuPerPacketUs,
         'load avg': loadavg()[0] ?? 0,
       },
     ]),
   );
 }
+
+if (want('telephony')) print(await telephonySection(quick));
 
 if (want('recogniser')) {
   // Hearing words: PocketSphinx (wasm, JSGF demo grammar) in its worker thread on eSpeak NG clips.
@@ -333,6 +371,9 @@ if (want('recogniser')) {
     ]),
   );
 }
+
+// Fleet: placement balance, failover resume time and drain time of real processes (fleet-section.ts).
+if (want('fleet')) await benchFleet(print, process.env.REDIS_URL);
 
 await stopRedis();
 

@@ -21,13 +21,19 @@ export interface WebRtcRates {
   lost: number;
   /** The window actually measured, by the browser's stats clock (ms). */
   windowMs: number;
+  /**
+   * CPU of this process (the embedded runtime: edge, in-process worker and reference model, Opus
+   * both ways) per RTP packet it received or sent in the window, µs. Chromium is not in it.
+   */
+  cpuPerPacketUs: number;
 }
 
 /**
  * Packet rates of a real WebRTC call: headless Chromium (fake microphone playing silence) calls the
  * embedded runtime, types a question, and counts RTP packets both ways by its own getStats clock
- * over a window of the assistant's spoken reply. A figure, not a check: on a busy machine the rates
- * drop below real time (the tests check packets against audio durations instead).
+ * over a window of the assistant's spoken reply, and this process's CPU per packet over it. A
+ * figure, not a check: on a busy machine the rates drop below real time (the tests check packets
+ * against audio durations instead).
  */
 export async function runWebRtcRates(options: WebRtcRatesOptions): Promise<WebRtcRates> {
   const dir = mkdtempSync(path.join(tmpdir(), 'venus-bench-webrtc-'));
@@ -54,8 +60,13 @@ export async function runWebRtcRates(options: WebRtcRatesOptions): Promise<WebRt
     await page.evaluate(`window.typeText(${JSON.stringify("What's the weather in Paris?")})`);
     // The reply has started: its first packets are in.
     const before = await waitForRtp(page, 'assistant RTP', (s) => s.inbound !== null && s.inbound.packets >= 5);
+    const cpuFrom = process.cpuUsage();
     await new Promise((resolve) => setTimeout(resolve, options.measureS * 1000));
     const after = (await page.evaluate('window.rtpStats()')) as RtpStats;
+    const cpu = process.cpuUsage(cpuFrom);
+    const count = (a: { packets: number } | null, b: { packets: number } | null) =>
+      a && b ? b.packets - a.packets : 0;
+    const packets = count(before.outbound, after.outbound) + count(before.inbound, after.inbound);
     const rate = (a: { packets: number; at: number } | null, b: { packets: number; at: number } | null) =>
       a && b && b.at > a.at ? ((b.packets - a.packets) * 1000) / (b.at - a.at) : 0;
     return {
@@ -64,6 +75,7 @@ export async function runWebRtcRates(options: WebRtcRatesOptions): Promise<WebRt
       downPerSec: rate(before.inbound, after.inbound),
       lost: after.inbound?.lost ?? 0,
       windowMs: (after.inbound?.at ?? 0) - (before.inbound?.at ?? 0),
+      cpuPerPacketUs: packets === 0 ? 0 : (cpu.user + cpu.system) / packets,
     };
   } finally {
     await chrome.close();
