@@ -21,17 +21,20 @@ const chunkMs = Number(process.env.DEMO_CHUNK_MS ?? 200);
 // The narration is the demo's real output for the person watching it, so it stays on stdout.
 const step = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-const runtime = await startEmbeddedRuntime({
-  port: 0,
-  functions: createBuiltinFunctions({ weather: { latencyMs: 3000 } }),
-});
+// VENUS_URL (e.g. http://127.0.0.1:8080, an edge of `npm run cluster`): talk to that runtime instead
+// of starting the embedded one; the timeline written out is then the one the client was sent.
+const remoteUrl = process.env.VENUS_URL?.replace(/\/+$/, '');
+const runtime = remoteUrl
+  ? null
+  : await startEmbeddedRuntime({ port: 0, functions: createBuiltinFunctions({ weather: { latencyMs: 3000 } }) });
+const runtimeUrl = remoteUrl ?? runtime!.url;
 const tts = await EspeakTts.create();
 const voice = (text: string) => tts.synthesize(text, 'en-us+f3');
 const client = await RealtimeClient.connect({
-  url: `${runtime.url.replace('http', 'ws')}/v1/realtime`,
+  url: `${runtimeUrl.replace('http', 'ws')}/v1/realtime`,
   acknowledgePlayback: true,
 });
-step(`session ${client.sessionId} on ${runtime.url}`);
+step(`session ${client.sessionId} on ${runtimeUrl}`);
 client.send({ type: 'session.update', session: { venus: { chunk_ms: chunkMs, playback_acks: true } } });
 
 const waitTimeline = (p: (e: TimelineEvent) => boolean, ms = 30_000) => client.waitForTimeline(p, ms);
@@ -97,7 +100,7 @@ try {
   await client.silence(1000);
 } finally {
   mkdirSync(outDir, { recursive: true });
-  const events = await runtime.store.read(client.sessionId);
+  const events = runtime ? await runtime.store.read(client.sessionId) : client.timeline;
   // Audio events hold MediaRefs only; the sound in conversation.wav is what the client sent and played.
   writeFileSync(path.join(outDir, 'timeline.json'), JSON.stringify(events, null, 1));
   writeFileSync(
@@ -120,5 +123,5 @@ try {
   );
   await client.close();
   tts.close();
-  await runtime.close();
+  await runtime?.close();
 }

@@ -32,8 +32,8 @@ import { createSessionMedia, createSessionTimeline, storageSettingsFromEnv } fro
  * VENUS_MAX_SESSIONS (default: what the model measured), VENUS_INFERENCE_THREADS / VENUS_TTS_THREADS,
  * VENUS_REDIS_URL (timeline in Redis Streams under VENUS_REDIS_PREFIX, delegations to BullMQ under
  * VENUS_HARNESS_PREFIX, fleet registry under VENUS_FLEET_PREFIX; without it: in-memory timeline,
- * in-process harness, no registry), VENUS_DRAIN_TIMEOUT_MS (30,000: on SIGTERM, how long live sessions
- * may finish while no new ones arrive), VENUS_TRACING (delegation spans; docs/observability.md).
+ * in-process harness, no registry), VENUS_DRAIN_TIMEOUT_MS (30,000: on SIGTERM, how long the
+ * handover of the live sessions to other workers may take; see shutdown below), VENUS_TRACING (delegation spans; docs/observability.md).
  * `GET /metrics` on the relay port serves the worker's Prometheus series.
  */
 const log = createLogger('gpu-worker');
@@ -84,6 +84,7 @@ const member = redisUrl
       id: settings.VENUS_WORKER_ID,
       url: publicUrl,
       maxSessions,
+      capabilities,
       sessions: () => relay.sessionCount,
       ...(settings.VENUS_FLEET_PREFIX ? { prefix: settings.VENUS_FLEET_PREFIX } : {}),
     })
@@ -103,11 +104,28 @@ process.stdout.write(
 );
 
 let stopping = false;
+async function untilNoSessions(deadline: number): Promise<void> {
+  while (relay.sessionCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
+/**
+ * The drain: no new sessions (relay and registry), then every live session is handed over at once
+ * (a `handover` frame to its edge, which moves it to another worker, where it resumes from its
+ * timeline with its delegations re-bound); the worker exits once none is left. At
+ * VENUS_DRAIN_TIMEOUT_MS, whatever is left is let go of anyway (its edge fails it over).
+ */
 async function shutdown(): Promise<void> {
   relay.drain();
   await member?.drain();
+  relay.handOverAll();
   const deadline = Date.now() + settings.VENUS_DRAIN_TIMEOUT_MS;
-  while (relay.sessionCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  await untilNoSessions(deadline);
+  if (relay.sessionCount > 0) {
+    log.warn({ sessions: relay.sessionCount }, 'drain deadline: letting the sessions left go');
+    relay.releaseAll();
+    // Their events are being stored; a store that does not answer does not hold the exit for long.
+    await untilNoSessions(Date.now() + 5_000);
+  }
   await relay.close();
   await member?.leave();
   await host.close();

@@ -6,6 +6,8 @@ const ModelEnvSchema = z.object({
   VENUS_MODEL: z.enum(['reference', 'cascade', 'venus-service', 'onnx-bundle']).default('reference'),
   VENUS_INFERENCE_THREADS: z.coerce.number().int().positive().default(1),
   VENUS_TTS_THREADS: z.coerce.number().int().positive().default(1),
+  /** The worker's session cap; the reference model takes it as its capacity instead of calibrating one. */
+  VENUS_MAX_SESSIONS: z.coerce.number().int().positive().optional(),
   VENUS_SERVICE_URL: z.string().url().optional(),
   VENUS_SERVICE_TOKENIZER: z.string().optional(),
   VENUS_SERVICE_MODEL: z.string().optional(),
@@ -36,6 +38,7 @@ export async function modelFromEnv(raw: Record<string, string | undefined>): Pro
       return ReferenceModelPort.create({
         inferenceThreads: e.VENUS_INFERENCE_THREADS,
         ttsThreads: e.VENUS_TTS_THREADS,
+        ...(e.VENUS_MAX_SESSIONS === undefined ? {} : { maxSessions: e.VENUS_MAX_SESSIONS }),
       });
     case 'cascade':
       return CascadeModelPort.fromEnv(env);

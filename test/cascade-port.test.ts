@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EspeakTts, resamplePcm16 } from '@venus/gpu-worker';
-import { type ModelSession, type OutputStep, VenusError } from '@venus/protocol';
+import { type ContextEntry, type ModelSession, type OutputStep, VenusError } from '@venus/protocol';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   CascadeModelPort,
@@ -66,6 +66,11 @@ class Conversation {
 
   async say(text: string): Promise<void> {
     await this.session.appendText({ inputSeq: ++this.seq, itemId: `item_${this.seq}`, text });
+  }
+
+  async restore(entry: ContextEntry): Promise<void> {
+    if (!this.session.appendHistory) throw new Error('the port takes no restored history');
+    await this.session.appendHistory({ inputSeq: ++this.seq, itemId: `item_${this.seq}`, ...entry });
   }
 
   /** User audio (16 kHz) to stream in 160 ms pieces over the next steps. */
@@ -200,6 +205,23 @@ describe('cascade port: turns', () => {
       { role: 'user', content: 'hi there' },
       { role: 'assistant', content: 'Hello! How can I help you today?' },
       { role: 'user', content: 'and what time is it in Tokyo?' },
+    ]);
+    await c.session.close('done');
+  });
+
+  it('takes restored history and one-shot instructions through its thread into the chat request', async () => {
+    const c = await Conversation.open('restored');
+    await c.restore({ role: 'assistant', text: 'Your order shipped.' });
+    await c.restore({ role: 'system', text: 'Be brief.' });
+    expect(c.session.instructNextResponse).toBeDefined();
+    await c.session.instructNextResponse?.({ instructions: 'Answer in French.' });
+    await c.say('what did you just tell me?');
+    await c.until((s) => s.turnFinished);
+    const request = server.chats.at(-1)!;
+    expect(request.messages[0]?.content).toContain('Be brief.\nAnswer in French.');
+    expect(request.messages.slice(1)).toEqual([
+      { role: 'assistant', content: 'Your order shipped.' },
+      { role: 'user', content: 'what did you just tell me?' },
     ]);
     await c.session.close('done');
   });

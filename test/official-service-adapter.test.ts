@@ -188,6 +188,25 @@ describe('OfficialServiceModelPort', () => {
     ]);
   });
 
+  it('takes a restored function result as a silent prefill and refuses restored messages', async () => {
+    const { sim, port } = await setup();
+    const s = await port.openSession({ sessionId: 'restore', incarnation: 0 });
+    const text = 'The function lookup_order was called with {"id":"4417"} and returned: shipped';
+    expect(await s.appendHistory?.({ inputSeq: 1, itemId: 'fo1', role: 'backend', text })).toEqual({ inputSeq: 1 });
+    expect(sim.requests.find((r) => r.path.endsWith('/prefill'))?.body).toMatchObject({
+      attempt_id: 'history_fo1',
+      text_list: [`<backend>${text}</backend>`],
+      visibility: 'private',
+      resume_generation: false,
+    });
+    for (const role of ['user', 'assistant', 'system'] as const) {
+      const refused = s.appendHistory?.({ inputSeq: 2, itemId: `m_${role}`, role, text: 'hello' });
+      await expect(refused).rejects.toMatchObject({ code: 'unsupported_feature' });
+    }
+    // The refusals used no input: the next input takes the next number.
+    await expect(s.appendAudio({ inputSeq: 2, pcm16k: tone() })).resolves.toEqual({ inputSeq: 2 });
+  });
+
   it('turns an output long-poll timeout (408) into a listen step with no output', async () => {
     const { sim, port } = await setup();
     const s = await port.openSession({ sessionId: 'quiet', incarnation: 0 });

@@ -28,4 +28,12 @@ describe('relay overhead benchmark (smoke)', () => {
     expect(cost.bytesPerFrame).toBeGreaterThan(1280); // the echoed audio, base64
     expect(cost.edgeUs).toBeGreaterThan(0);
   });
+
+  it('times the WebRTC path on the same frames: the audio goes as samples, only the timeline event as JSON', () => {
+    // runEdgeFrameCost throws if the typed sink did not get every echoed frame's samples.
+    const cost = runEdgeFrameCost(200, { typed: true });
+    expect(cost.messagesPerFrame).toBe(1);
+    expect(cost.bytesPerFrame).toBeLessThan(1280); // no base64 audio on the data channel
+    expect(cost.edgeUs).toBeGreaterThan(0);
+  });
 });

@@ -16,6 +16,7 @@ export const EdgeSettingsSchema = pickSettings([
   ...SETTING_GROUPS.inputBudget,
   'VENUS_RELAY_TOKEN',
   'VENUS_WORKERS',
+  'VENUS_MODEL_VARIANT',
 ]);
 
 export function readEdgeSettings(env: Record<string, string | undefined> = process.env) {

@@ -50,11 +50,24 @@ export const SessionUpdateSchema = z.object({
     .loose(),
 });
 
+/** Content of a created message: user parts, and the assistant's (GA `output_*`, beta `text`/`audio`) for history. */
 const ContentPartSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('input_text'), text: z.string().max(20_000) }),
   z.object({ type: z.literal('text'), text: z.string().max(20_000) }),
-  z.object({ type: z.literal('input_audio'), audio: z.string().optional(), transcript: z.string().optional() }),
+  z.object({ type: z.literal('output_text'), text: z.string().max(20_000) }),
+  z.object({
+    type: z.literal('input_audio'),
+    audio: z.string().nullable().optional(),
+    transcript: z.string().max(20_000).nullable().optional(),
+  }),
+  z.object({
+    type: z.enum(['output_audio', 'audio']),
+    audio: z.string().nullable().optional(),
+    transcript: z.string().max(20_000).nullable().optional(),
+  }),
 ]);
+
+const itemStatus = z.enum(['in_progress', 'completed', 'incomplete']).optional();
 
 export const ClientEventSchema = z.discriminatedUnion('type', [
   SessionUpdateSchema,
@@ -71,8 +84,21 @@ export const ClientEventSchema = z.discriminatedUnion('type', [
         .object({
           id: z.string().max(128).optional(),
           type: z.literal('message'),
-          role: z.enum(['user', 'system']),
-          content: z.array(ContentPartSchema).min(1),
+          role: z.enum(['user', 'assistant', 'system']),
+          /** A user message with a status is a record of a past turn (history), not a new one. */
+          status: itemStatus,
+          content: z.array(ContentPartSchema).min(1).max(32),
+        })
+        .loose(),
+      /** A function call restored as history; its `function_call_output` completes it. */
+      z
+        .object({
+          id: z.string().max(128).optional(),
+          type: z.literal('function_call'),
+          status: itemStatus,
+          call_id: z.string().min(1).max(160),
+          name: z.string().min(1).max(64),
+          arguments: z.string().max(CLIENT_FUNCTION_LIMITS.maxArgumentsChars).default('{}'),
         })
         .loose(),
       /** A client function's output, answering the server's `function_call` item of the same `call_id`. */

@@ -1,5 +1,5 @@
 import type { SpokenSegment } from './heard-text.ts';
-import type { InterruptionAction, OverlapCause, UserTranscript } from './timeline.ts';
+import type { ContextRole, InterruptionAction, OverlapCause, UserTranscript } from './timeline.ts';
 
 /**
  * The model port: how a session host drives a model, following the official Realtime-Venus
@@ -47,9 +47,12 @@ export interface OpenSessionRequest {
   parked?: { planId: string; utteranceId: string; remainder: string };
 }
 
-/** One entry of a resumed session's context: user words, heard assistant speech, or a `<backend>` result. */
+/**
+ * One entry of a session's context: user words, heard assistant speech, the client's system
+ * instructions, or a `<backend>` result.
+ */
 export interface ContextEntry {
-  role: 'user' | 'assistant' | 'backend';
+  role: ContextRole;
   text: string;
 }
 
@@ -120,7 +123,19 @@ export interface ModelSession {
   appendAudio(input: { inputSeq: number; pcm16k: Int16Array }): Promise<InputAck>;
   appendText(input: { inputSeq: number; itemId: string; text: string }): Promise<InputAck>;
   appendVideoFrame(input: { inputSeq: number; mimeType: string; data: Uint8Array }): Promise<InputAck>;
+  /**
+   * A conversation item the client restored (history), in input order: it joins the context as if
+   * it had happened, and the model does not answer it. A `system` entry joins the instructions.
+   * Optional: a port without it (or one that rejects a role with `unsupported_feature`) cannot
+   * take restored history, and the host says so with a coded error.
+   */
+  appendHistory?(input: { inputSeq: number; itemId: string } & ContextEntry): Promise<InputAck>;
   prefill(request: PrefillRequest): Promise<PrefillAck>;
+  /**
+   * Instructions for the model's next response only (OpenAI's `response.instructions`), after the
+   * session's own. Optional: without it they are recorded as not applied and the client is told.
+   */
+  instructNextResponse?(input: { instructions: string }): Promise<void>;
   /**
    * Tells the model how much of an utterance the user heard. On a final acknowledgement the host
    * also sends `heardText`, computed by the one rule (`heardText` in this package): the model's

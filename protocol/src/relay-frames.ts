@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CLIENT_FUNCTION_LIMITS } from './client-functions.ts';
 import { ERROR_CODES } from './errors.ts';
 import { SessionConfigSchema } from './session-config.ts';
-import { TimelineEventSchema } from './timeline.ts';
+import { ContextRoleSchema, TimelineEventSchema } from './timeline.ts';
 
 /**
  * Frames between the edge (which terminates client transports) and the GPU worker (which hosts the
@@ -21,6 +21,16 @@ export const EdgeToWorkerFrameSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('config'), session, config: SessionConfigSchema }),
   z.object({ kind: z.literal('audio'), session, pcm16k: z.instanceof(Uint8Array) }),
   z.object({ kind: z.literal('text'), session, itemId: z.string(), text: z.string().min(1).max(20_000) }),
+  /** A restored conversation item (history): joins the model's context without being answered. */
+  z.object({
+    kind: z.literal('history'),
+    session,
+    itemId: z.string().min(1).max(128),
+    role: ContextRoleSchema,
+    text: z.string().min(1).max(20_000),
+  }),
+  /** `response.create`'s `instructions`: for the model's next response only. */
+  z.object({ kind: z.literal('response_instructions'), session, instructions: z.string().min(1).max(20_000) }),
   z.object({ kind: z.literal('dtmf'), session, digit: z.string().length(1) }),
   z.object({
     kind: z.literal('playback_ack'),
@@ -46,6 +56,12 @@ export const EdgeToWorkerFrameSchema = z.discriminatedUnion('kind', [
 ]);
 export type EdgeToWorkerFrame = z.infer<typeof EdgeToWorkerFrameSchema>;
 
+/**
+ * The reason of the `close` an edge answers a `handover` with, and of the `closed` a worker sends
+ * once it has let go of the session without ending it (no `session.closed` on its timeline).
+ */
+export const HANDOVER_REASON = 'handover';
+
 export const WorkerToEdgeFrameSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('timeline'), session, event: TimelineEventSchema }),
   /**
@@ -67,6 +83,13 @@ export const WorkerToEdgeFrameSchema = z.discriminatedUnion('kind', [
     message: z.string(),
   }),
   z.object({ kind: z.literal('closed'), session, reason: z.string() }),
+  /**
+   * A planned migration (drain). From a worker: it lets go of the session; the edge holds the
+   * session's next frames, answers with `close` whose reason is HANDOVER_REASON, and places the
+   * session on another worker once the worker's `closed` with that reason says every event is
+   * stored. From a fleet link to its listeners: the session is moving (`worker_lost` on failover).
+   */
+  z.object({ kind: z.literal('handover'), session, reason: z.enum(['draining', 'worker_lost']) }),
 ]);
 export type WorkerToEdgeFrame = z.infer<typeof WorkerToEdgeFrameSchema>;
 

@@ -75,8 +75,10 @@ export const SETTINGS = {
   VENUS_INPUT_AUDIO_RATE: z.coerce.number().positive().optional(),
   VENUS_INPUT_AUDIO_BURST_MS: positiveInt.optional(),
 
-  // Edge placement.
+  // Edge placement. VENUS_MODEL_VARIANT: place only on registry workers of this model (`name` or
+  // `name@revision`, as each worker registers its model port's capabilities); unset: any.
   VENUS_WORKERS: optionalText,
+  VENUS_MODEL_VARIANT: optionalText,
 
   // GPU worker.
   VENUS_RELAY_PORT: port(8081),

@@ -61,6 +61,13 @@ export const UserTranscriptSchema = z.object({
 });
 export type UserTranscript = z.infer<typeof UserTranscriptSchema>;
 
+/**
+ * Who a context entry speaks for: the user, the assistant, the client's system instructions, or a
+ * `<backend>` result (a delegation's, or a function call the client restored with its output).
+ */
+export const ContextRoleSchema = z.enum(['user', 'assistant', 'system', 'backend']);
+export type ContextRole = z.infer<typeof ContextRoleSchema>;
+
 export const TimelineEventSchema = z.discriminatedUnion('type', [
   // user media and perception
   /** Microphone audio as the worker received it (16 kHz); the samples are in the media store. */
@@ -143,6 +150,22 @@ export const TimelineEventSchema = z.discriminatedUnion('type', [
   }),
   // system
   system('session.config', { config: SessionConfigSchema, tenant: z.string() }),
+  /**
+   * A conversation item the client restored (`conversation.item.create` of history: an assistant or
+   * system message, a user item marked completed, a function call with its output): in the model's
+   * context from this input on, not answered. Failover replay puts it back into the rebuilt context.
+   */
+  system('conversation.restored', {
+    inputSeq: z.number().int().nonnegative(),
+    itemId: z.string(),
+    role: ContextRoleSchema,
+    text: z.string().max(20_000),
+  }),
+  /**
+   * One-shot instructions for the model's next response (`response.create`'s `instructions`);
+   * `applied: false` when the model port cannot take them (the client gets a notice).
+   */
+  system('response.instructions', { instructions: z.string().max(20_000), applied: z.boolean() }),
   system('session.incarnation', { incarnation: z.number().int().nonnegative(), reason: z.string() }),
   system('playback.ack', {
     utteranceId: z.string(),

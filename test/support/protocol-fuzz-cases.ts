@@ -76,8 +76,14 @@ const validEvents: Record<string, fc.Arbitrary<Obj>> = {
         input_audio_format: inputFormat,
         output_audio_format: outputFormat,
         modalities: fc.constant(['audio', 'text']),
-        // Settings the runtime decides for itself: accepted with a notice, whatever they hold.
-        turn_detection: fc.oneof(anyJson, fc.constant({ type: 'server_vad', silence_duration_ms: 500 })),
+        // Mapped onto the runtime's own turn taking (with a notice for approximate fields). Push to
+        // talk (null) is left out: it changes what a commit means, and has its own test.
+        turn_detection: fc.constantFrom<Json>(
+          { type: 'server_vad', silence_duration_ms: 500 },
+          { type: 'server_vad' },
+          { type: 'semantic_vad', eagerness: 'auto' },
+          { type: 'semantic_vad', eagerness: 'high' },
+        ),
         // Function tools become the session's client functions (client-tools.ts); malformed ones are bad cases below.
         tools: fc.uniqueArray(
           fc.record({
@@ -106,8 +112,20 @@ const validEvents: Record<string, fc.Arbitrary<Obj>> = {
   'input_audio_buffer.commit': fc.constant({ type: 'input_audio_buffer.commit' }),
   'input_audio_buffer.clear': fc.constant({ type: 'input_audio_buffer.clear' }),
   'output_audio_buffer.clear': fc.constant({ type: 'output_audio_buffer.clear' }),
+  // What a client asks of the next response: correlation metadata, instructions (out-of-band
+  // responses are refused, a bad case below).
   'response.create': fc
-    .option(anyJson, { nil: undefined })
+    .option(
+      fc.record(
+        {
+          metadata: fc.dictionary(fc.stringMatching(/^[a-z_]{1,16}$/), fc.string({ maxLength: 40 }), { maxKeys: 3 }),
+          instructions: fc.string({ maxLength: 200 }),
+          conversation: fc.constant('auto'),
+        },
+        { requiredKeys: [] },
+      ),
+      { nil: undefined },
+    )
     .map((response) => (response === undefined ? { type: 'response.create' } : { type: 'response.create', response })),
   'response.cancel': fc
     .option(fc.string({ maxLength: 20 }), { nil: undefined })
@@ -115,9 +133,10 @@ const validEvents: Record<string, fc.Arbitrary<Obj>> = {
 };
 
 /** A user message: valid, and it starts a model turn, so it is generated rarely. */
-const validMessage = shortText.map((text) => ({
+/** A typed user turn, or a restored assistant or system message (history). */
+const validMessage = fc.tuple(shortText, fc.constantFrom('user', 'assistant', 'system')).map(([text, role]) => ({
   type: 'conversation.item.create',
-  item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] },
+  item: { type: 'message', role, content: [{ type: role === 'assistant' ? 'output_text' : 'input_text', text }] },
 }));
 
 /** Mutations of one event type that make it bad whatever else it holds, with the codes that may answer. */
@@ -191,6 +210,24 @@ const specificBad: fc.Arbitrary<Bad>[] = [
     .constantFrom(8000, 16000, 44100, 48000)
     .map((rate) => ({ type: 'session.update', session: { audio: { input: { format: { type: 'audio/pcm', rate } } } } }))
     .map(bad('audio format at a wrong rate', ['audio_wrong_format'])),
+  fc
+    .oneof(
+      notString.filter((v) => v !== null && (typeof v !== 'object' || Array.isArray(v))),
+      fc.string({ maxLength: 12 }),
+      fc
+        .string({ maxLength: 12 })
+        .filter((t) => t !== 'server_vad' && t !== 'semantic_vad')
+        .map((type) => ({ type })),
+    )
+    .map((turn_detection) => ({ type: 'session.update', session: { turn_detection } }))
+    .map(bad('turn_detection neither null nor server_vad nor semantic_vad', INVALID)),
+  fc
+    .oneof(
+      notString.filter((v) => v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v))),
+      fc.constant({ conversation: 'none' }),
+    )
+    .map((response) => ({ type: 'response.create', response }))
+    .map(bad('response.create response not an object, or out of band', ['invalid_event', 'unsupported_feature'])),
   fc.integer({ min: 200, max: 20_000 }).map((d) => ({
     event: { __raw: `{"type":"session.update","session":{"modalities":${deepJson(d)}}}` },
     expect: DEEP,
@@ -211,13 +248,20 @@ const specificBad: fc.Arbitrary<Bad>[] = [
       type: 'conversation.item.create',
       item: { type: 'message', role, content: [{ type: 'input_text', text: 'hi' }] },
     }))
-    .map(bad('item role not user/system', INVALID)),
+    .map(bad('item role unknown, or an assistant message holding input_text', INVALID)),
   shortText
     .map((text) => ({
       type: 'conversation.item.create',
-      item: { type: 'message', role: 'system', content: [{ type: 'input_text', text }] },
+      item: { type: 'message', role: 'system', content: [{ type: 'output_text', text }] },
     }))
-    .map(bad('system message', ['unsupported_feature'])),
+    .map(bad('system message holding output_text', INVALID)),
+  fc
+    .constantFrom('output_audio', 'audio')
+    .map((type) => ({
+      type: 'conversation.item.create',
+      item: { type: 'message', role: 'assistant', content: [{ type, audio: 'AAAA' }] },
+    }))
+    .map(bad('assistant audio without a transcript', ['unsupported_feature'])),
   fc
     .constant({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [] } })
     .map(bad('empty content', INVALID)),
@@ -429,7 +473,7 @@ export const clientCase: fc.Arbitrary<ClientCase> = fc.oneof(
     weight: 250,
     arbitrary: onWire(anyValid.map((event) => ({ event, expect: null, what: `valid ${String(event.type)}` }))),
   },
-  { weight: 1, arbitrary: onWire(validMessage.map((event) => ({ event, expect: null, what: 'valid user message' }))) },
+  { weight: 1, arbitrary: onWire(validMessage.map((event) => ({ event, expect: null, what: 'valid message' }))) },
   { weight: 300, arbitrary: onWire(fc.oneof(...specificBad.slice(0, 5), ...specificBad.slice(6))) },
   { weight: 1, arbitrary: onWire(specificBad[5]!) },
   { weight: 200, arbitrary: onWire(fc.oneof(...genericBad)) },

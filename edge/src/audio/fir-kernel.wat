@@ -17,7 +17,7 @@
     (param $at i32) (param $phase i32) (param $end i32) (param $up i32) (param $down i32)
     (result i32)
     (local $produced i32) (local $c i32) (local $cEnd i32) (local $x i32)
-    (local $acc v128) (local $r i32)
+    (local $acc v128) (local $acc2 v128) (local $acc3 v128) (local $acc4 v128) (local $cEnd4 i32) (local $r i32)
     (block $done
       (loop $outputs
         (br_if $done (i32.ge_s (local.get $at) (local.get $end)))
@@ -29,12 +29,39 @@
           (i32.add (local.get $buf)
             (i32.shl (i32.add (i32.sub (local.get $at) (local.get $kp)) (i32.const 1)) (i32.const 2))))
         (local.set $acc (v128.const i32x4 0 0 0 0))
-        (loop $taps
-          (local.set $acc
-            (f32x4.add (local.get $acc) (f32x4.mul (v128.load (local.get $c)) (v128.load (local.get $x)))))
-          (local.set $c (i32.add (local.get $c) (i32.const 16)))
-          (local.set $x (i32.add (local.get $x) (i32.const 16)))
-          (br_if $taps (i32.lt_u (local.get $c) (local.get $cEnd))))
+        (local.set $acc2 (v128.const i32x4 0 0 0 0))
+        (local.set $acc3 (v128.const i32x4 0 0 0 0))
+        (local.set $acc4 (v128.const i32x4 0 0 0 0))
+        ;; four vectors a step into four sums: one running sum would wait on its own add every step
+        (local.set $cEnd4 (i32.sub (local.get $cEnd) (i32.const 48)))
+        (block $wide
+          (loop $taps4
+            (br_if $wide (i32.ge_u (local.get $c) (local.get $cEnd4)))
+            (local.set $acc
+              (f32x4.add (local.get $acc) (f32x4.mul (v128.load (local.get $c)) (v128.load (local.get $x)))))
+            (local.set $acc2
+              (f32x4.add (local.get $acc2)
+                (f32x4.mul (v128.load offset=16 (local.get $c)) (v128.load offset=16 (local.get $x)))))
+            (local.set $acc3
+              (f32x4.add (local.get $acc3)
+                (f32x4.mul (v128.load offset=32 (local.get $c)) (v128.load offset=32 (local.get $x)))))
+            (local.set $acc4
+              (f32x4.add (local.get $acc4)
+                (f32x4.mul (v128.load offset=48 (local.get $c)) (v128.load offset=48 (local.get $x)))))
+            (local.set $c (i32.add (local.get $c) (i32.const 64)))
+            (local.set $x (i32.add (local.get $x) (i32.const 64)))
+            (br $taps4)))
+        ;; the last one to three vectors
+        (block $tail
+          (loop $taps
+            (br_if $tail (i32.ge_u (local.get $c) (local.get $cEnd)))
+            (local.set $acc
+              (f32x4.add (local.get $acc) (f32x4.mul (v128.load (local.get $c)) (v128.load (local.get $x)))))
+            (local.set $c (i32.add (local.get $c) (i32.const 16)))
+            (local.set $x (i32.add (local.get $x) (i32.const 16)))
+            (br $taps)))
+        (local.set $acc
+          (f32x4.add (f32x4.add (local.get $acc) (local.get $acc2)) (f32x4.add (local.get $acc3) (local.get $acc4))))
         ;; round to nearest, then clamp to the i16 range
         (local.set $r
           (i32.trunc_sat_f32_s

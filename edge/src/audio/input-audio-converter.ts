@@ -31,4 +31,9 @@ export class InputAudioConverter {
         return this.#resampler.process(decodeAlaw(bytes));
     }
   }
+
+  /** Samples at this converter's rate (24 kHz for pcm16), already decoded -> 16 kHz samples. */
+  convertPcm(pcm: Int16Array): Int16Array<ArrayBuffer> {
+    return this.#resampler.process(pcm);
+  }
 }

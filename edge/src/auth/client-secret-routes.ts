@@ -2,7 +2,7 @@ import { type SessionConfig, SessionUpdateSchema } from '@venus/protocol';
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import type { EdgeEnv } from '../app.ts';
-import { applySessionUpdate } from '../realtime/session-state.ts';
+import { applySessionUpdate, initialSessionState } from '../realtime/session-state.ts';
 import { MAX_CLIENT_TOKEN_CHARS } from './client-token.ts';
 import type { EdgeAuth } from './edge-auth.ts';
 import { httpError } from './http-error.ts';
@@ -54,14 +54,7 @@ export function mountClientSecretRoutes(app: Hono<EdgeEnv>, auth: EdgeAuth, defa
 
     const session = carriedSession(body.value.session);
     if (session !== undefined) {
-      const state = {
-        id: 'check',
-        config: defaultConfig,
-        inputFormat: 'pcm16',
-        outputFormat: 'pcm16',
-        playbackAcks: false,
-      } as const;
-      const checked = applySessionUpdate(state, session);
+      const checked = applySessionUpdate(initialSessionState('check', defaultConfig), session);
       if (!checked.ok) {
         const { code, message, param } = checked.error;
         return httpError(c, 400, code, message, param === undefined ? {} : { param });

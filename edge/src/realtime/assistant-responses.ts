@@ -1,13 +1,18 @@
+import { AudioDelta } from '../audio/audio-delta.ts';
 import type { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
 import {
   type ConversationItem,
   type ConversationItems,
+  type ItemContent,
   type MessageItem,
   presentContent,
 } from './conversation-items.ts';
 import { randomId } from './ids.ts';
 import type { Emit } from './outbound-event.ts';
+import { betaModalities, gaModalities, type OutputModality } from './output-modalities.ts';
 import type { PlayoutEstimator } from './playout-estimator.ts';
+import type { ResponseRequest } from './response-requests.ts';
+import { responseUsage, type UsageCounts } from './response-usage.ts';
 
 export type UtteranceEndReason = 'completed' | 'discarded' | 'repaired' | 'parked';
 
@@ -19,6 +24,11 @@ interface AssistantItem {
   audioStarted: boolean;
   done: boolean;
   cancelRequested: boolean;
+  /** `text`: output_text events and content, no audio events (the samples still time the playout estimate). */
+  modality: OutputModality;
+  metadata: Record<string, string> | null;
+  /** What the user sent towards this response (its usage's input). */
+  input: UsageCounts;
 }
 
 export interface AssistantResponsesDeps {
@@ -30,6 +40,12 @@ export interface AssistantResponsesDeps {
   betaAliases?(): boolean;
   /** The conversation the assistant items join, in order after the items before them. */
   conversation: ConversationItems;
+  /** The session's output modality; a `response.create` may ask another for the next response. */
+  modality?(): OutputModality;
+  /** The oldest `response.create` not yet taken: the next response the model begins carries it. */
+  takeRequest?(): ResponseRequest | undefined;
+  /** What the user sent since the last response began (taken by the response beginning). */
+  takeInput?(): UsageCounts;
 }
 
 /** How many finished assistant items are remembered for truncation and playback acks. */
@@ -67,7 +83,11 @@ export class AssistantResponses {
     const item = this.#live(utteranceId);
     if (item === undefined) return;
     item.transcript += delta;
-    for (const type of this.#names('response.output_audio_transcript.delta', 'response.audio_transcript.delta')) {
+    const names =
+      item.modality === 'text'
+        ? this.#names('response.output_text.delta', 'response.text.delta')
+        : this.#names('response.output_audio_transcript.delta', 'response.audio_transcript.delta');
+    for (const type of names) {
       this.#deps.emit({ type, ...this.#where(item), delta });
     }
   }
@@ -75,16 +95,19 @@ export class AssistantResponses {
   audio(utteranceId: string, pcm24k: Int16Array, durationMs: number): void {
     const item = this.#live(utteranceId);
     if (item === undefined) return;
+    item.audioMs += durationMs;
+    // A text response's speech is not sent; the estimate still paces the worker as if it played.
+    this.#deps.estimator.audioSent(utteranceId, durationMs);
+    if (item.modality === 'text') return;
     if (!item.audioStarted) {
       item.audioStarted = true;
       this.#deps.emit({ type: 'output_audio_buffer.started', response_id: item.responseId });
     }
-    const delta = this.#deps.encoder().encode(pcm24k);
-    item.audioMs += durationMs;
+    // Encoded when serialised, once for both names; a WebRTC transport takes the samples instead.
+    const delta = new AudioDelta(pcm24k, this.#deps.encoder());
     for (const type of this.#names('response.output_audio.delta', 'response.audio.delta')) {
       this.#deps.emit({ type, ...this.#where(item), delta });
     }
-    this.#deps.estimator.audioSent(utteranceId, durationMs);
   }
 
   /** Ends the response; anything but `completed` reports it cancelled. Later deltas for it are dropped. */
@@ -94,27 +117,24 @@ export class AssistantResponses {
     item.done = true;
     const { emit } = this.#deps;
     const where = this.#where(item);
-    const transcript = item.transcript;
-    for (const type of this.#names('response.output_audio_transcript.done', 'response.audio_transcript.done')) {
-      emit({ type, ...where, transcript });
-    }
-    for (const type of this.#names('response.output_audio.done', 'response.audio.done')) emit({ type, ...where });
-    const part = { type: 'output_audio', transcript } as const;
+    const part = this.#finishPart(item);
     emit({ type: 'response.content_part.done', ...where, part: this.#present(part) });
     const completed = reason === 'completed';
     const finished: MessageItem = messageItem(item, completed ? 'completed' : 'incomplete', [part]);
     const message = this.#deps.conversation.present(finished);
     emit({ type: 'response.output_item.done', response_id: item.responseId, output_index: 0, item: message });
     this.#deps.conversation.done(item.itemId, { status: finished.status, content: finished.content });
+    const { usage, venus } = responseUsage(item.input, { audioMs: item.audioMs, textChars: item.transcript.length });
     emit({
       type: 'response.done',
       response: {
-        ...responseObject(item.responseId, completed ? 'completed' : 'cancelled'),
+        ...this.#responseObject(item, completed ? 'completed' : 'cancelled'),
+        usage,
         status_details: completed
           ? null
           : { type: 'cancelled', reason: item.cancelRequested ? 'client_cancelled' : 'turn_detected' },
         output: [message],
-        venus: { reason },
+        venus: { reason, ...venus },
       },
     });
     this.#deps.estimator.finished(utteranceId);
@@ -149,6 +169,7 @@ export class AssistantResponses {
   }
 
   #begin(utteranceId: string, continues?: string): AssistantItem {
+    const request = this.#deps.takeRequest?.();
     const item: AssistantItem = {
       itemId: utteranceId,
       responseId: randomId('resp'),
@@ -157,6 +178,9 @@ export class AssistantResponses {
       audioStarted: false,
       done: false,
       cancelRequested: false,
+      modality: request?.modality ?? this.#deps.modality?.() ?? 'audio',
+      metadata: request?.metadata ?? null,
+      input: this.#deps.takeInput?.() ?? { audioMs: 0, textChars: 0 },
     };
     this.#items.set(utteranceId, item);
     this.#deps.encoder().reset();
@@ -164,7 +188,7 @@ export class AssistantResponses {
     emit({
       type: 'response.created',
       response: {
-        ...responseObject(item.responseId, 'in_progress'),
+        ...this.#responseObject(item, 'in_progress'),
         ...(continues === undefined ? {} : { venus: { continues } }),
       },
     });
@@ -172,13 +196,37 @@ export class AssistantResponses {
     const message = this.#deps.conversation.present(added);
     emit({ type: 'response.output_item.added', response_id: item.responseId, output_index: 0, item: message });
     this.#deps.conversation.add(added);
-    const part = this.#present({ type: 'output_audio', transcript: '' });
+    const part = this.#present(
+      item.modality === 'text' ? { type: 'output_text', text: '' } : { type: 'output_audio', transcript: '' },
+    );
     emit({ type: 'response.content_part.added', ...this.#where(item), part });
     return item;
   }
 
-  /** GA clients know the audio part as `output_audio`, beta clients as `audio`. */
-  #present(part: { type: 'output_audio'; transcript: string }) {
+  /** The `.done` events of the response's content; its final part. */
+  #finishPart(item: AssistantItem): ItemContent {
+    const { emit } = this.#deps;
+    const where = this.#where(item);
+    const transcript = item.transcript;
+    if (item.modality === 'text') {
+      for (const type of this.#names('response.output_text.done', 'response.text.done'))
+        emit({ type, ...where, text: transcript });
+      return { type: 'output_text', text: transcript };
+    }
+    for (const type of this.#names('response.output_audio_transcript.done', 'response.audio_transcript.done')) {
+      emit({ type, ...where, transcript });
+    }
+    for (const type of this.#names('response.output_audio.done', 'response.audio.done')) emit({ type, ...where });
+    return { type: 'output_audio', transcript };
+  }
+
+  /** The response object with this response's modality and the request's metadata. */
+  #responseObject(item: AssistantItem, status: string) {
+    return { ...responseObject(item.responseId, status, item.modality), metadata: item.metadata };
+  }
+
+  /** GA clients know the parts as `output_audio`/`output_text`, beta clients as `audio`/`text`. */
+  #present(part: ItemContent) {
     return presentContent(part, this.#deps.betaAliases?.() === false);
   }
 
@@ -196,15 +244,15 @@ export class AssistantResponses {
 }
 
 /** An OpenAI `realtime.response` with no output yet. */
-export function responseObject(id: string, status: string) {
+export function responseObject(id: string, status: string, modality: OutputModality = 'audio') {
   return {
     id,
     object: 'realtime.response',
     status,
     status_details: null,
     output: [] as unknown[],
-    output_modalities: ['audio'],
-    modalities: ['audio', 'text'],
+    output_modalities: gaModalities(modality),
+    modalities: betaModalities(modality),
     usage: null,
   };
 }

@@ -71,6 +71,27 @@ export function parseClientEvent(text: string, sessionId: string): ParsedClientE
   return { ok: true, event: parsed.data };
 }
 
+const APPEND_PREFIX = '{"type":"input_audio_buffer.append","audio":"';
+const APPEND_SUFFIX = '"}';
+
+/**
+ * The audio of an append sent in its plain form, `{"type":"input_audio_buffer.append","audio":"…"}`
+ * (what streaming clients send 50 times a second), cut out without JSON.parse or the schema. Not
+ * yet checked: only once the audio has passed the strict base64 check (which admits no quote,
+ * backslash or control character) is it certain that JSON.parse would have read exactly this
+ * string and the schema accepted it; until then the message must take parseClientEvent, which
+ * gives any error its usual code. Any other form (an `event_id`, other spacing or key order)
+ * returns undefined.
+ *
+ * @example
+ *   const audio = plainAppendAudio(text); // then appendedAudioBytes(audio, format)
+ */
+export function plainAppendAudio(text: string): string | undefined {
+  if (text.length < APPEND_PREFIX.length + APPEND_SUFFIX.length) return undefined;
+  if (!text.startsWith(APPEND_PREFIX) || !text.endsWith(APPEND_SUFFIX)) return undefined;
+  return text.slice(APPEND_PREFIX.length, text.length - APPEND_SUFFIX.length);
+}
+
 function fail(error: ProtocolError, clientEventId: string | null): ParsedClientEvent {
   return { ok: false, error, clientEventId };
 }

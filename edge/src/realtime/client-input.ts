@@ -1,6 +1,7 @@
 import { AUDIO, type ClientEvent } from '@venus/protocol';
 import type { CanonicalAudioFormat } from '../audio/audio-format.ts';
 import { decodeBase64Strict, decodedLength } from '../audio/base64.ts';
+import type { ItemContent } from './conversation-items.ts';
 import type { ProtocolError } from './protocol-error.ts';
 
 type Checked<T> = { ok: true; value: T } | { ok: false; error: ProtocolError };
@@ -20,26 +21,64 @@ export function appendedAudioBytes(audio: string, format: CanonicalAudioFormat):
 }
 
 type CreatedItem = Extract<Extract<ClientEvent, { type: 'conversation.item.create' }>['item'], { type: 'message' }>;
+type Part = CreatedItem['content'][number];
 
-/** The text a `conversation.item.create` gives the model: a user message's text parts, joined. */
-export function userMessageText(item: CreatedItem): Checked<string> {
-  if (item.role === 'system') {
-    return fail('unsupported_feature', 'system messages are not supported: set session.instructions', 'item.role');
+/** The most text one created message gives the model (the relay frame's bound). */
+export const MAX_MESSAGE_TEXT = 20_000;
+
+/** A created message as the model takes it: its text, the content echoed back, and whether audio bytes were left out. */
+export interface CreatedMessage {
+  text: string;
+  content: ItemContent[];
+  /** The item carried audio bytes besides a transcript: the transcript is what the model reads. */
+  audioLeftOut: boolean;
+}
+
+/** Content part types each role may send (OpenAI's, with the beta `text` and `audio` names). */
+const PARTS: Record<CreatedItem['role'], ReadonlySet<Part['type']>> = {
+  user: new Set(['input_text', 'text', 'input_audio']),
+  system: new Set(['input_text', 'text']),
+  assistant: new Set(['output_text', 'text', 'output_audio', 'audio']),
+};
+
+/**
+ * What a message of `conversation.item.create` gives the model: its text parts and the transcripts
+ * of its audio parts, joined. Audio without a transcript is refused: the edge does not decode audio
+ * items (stream audio with `input_audio_buffer.append`).
+ */
+export function createdMessage(item: CreatedItem): Checked<CreatedMessage> {
+  const content: ItemContent[] = [];
+  let text = '';
+  let audioLeftOut = false;
+  for (const [index, part] of item.content.entries()) {
+    if (!PARTS[item.role].has(part.type)) {
+      const message = `a ${item.role} message cannot hold ${part.type} content`;
+      return fail('invalid_event', message, `item.content.${index}.type`);
+    }
+    if (part.type === 'input_text' || part.type === 'text' || part.type === 'output_text') {
+      text += part.text;
+      content.push(
+        item.role === 'assistant' ? { type: 'output_text', text: part.text } : { type: 'input_text', text: part.text },
+      );
+      continue;
+    }
+    const transcript = part.transcript ?? '';
+    if (transcript.trim() === '') {
+      const message = `${part.type} content needs a transcript: audio items are not decoded; stream audio with input_audio_buffer.append`;
+      return fail('unsupported_feature', message, `item.content.${index}.transcript`);
+    }
+    if (part.audio) audioLeftOut = true;
+    text += (text === '' ? '' : ' ') + transcript;
+    content.push(
+      part.type === 'input_audio' ? { type: 'input_audio', transcript } : { type: 'output_audio', transcript },
+    );
   }
-  const text = item.content
-    .map((part) => (part.type === 'input_text' || part.type === 'text' ? part.text : ''))
-    .join('');
-  if (text.trim() === '') {
-    return item.content.some((part) => part.type === 'input_audio')
-      ? fail(
-          'unsupported_feature',
-          'input_audio items are not supported: stream audio with input_audio_buffer.append',
-          'item.content',
-        )
-      : fail('invalid_event', 'conversation.item.create: the message has no text', 'item.content');
+  if (text.trim() === '')
+    return fail('invalid_event', 'conversation.item.create: the message has no text', 'item.content');
+  if (text.length > MAX_MESSAGE_TEXT) {
+    return fail('invalid_event', `message text is over ${MAX_MESSAGE_TEXT} characters`, 'item.content');
   }
-  if (text.length > 20_000) return fail('invalid_event', 'message text is over 20000 characters', 'item.content');
-  return { ok: true, value: text };
+  return { ok: true, value: { text, content, audioLeftOut } };
 }
 
 function fail<T>(code: ProtocolError['code'], message: string, param: string): Checked<T> {

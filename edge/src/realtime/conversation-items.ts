@@ -17,7 +17,7 @@ export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 export interface MessageItem {
   type?: 'message';
   id: string;
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   status: ItemStatus;
   content: ItemContent[];
 }

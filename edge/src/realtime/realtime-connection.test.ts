@@ -186,13 +186,13 @@ describe('RealtimeConnection: bad input is answered and the connection lives on'
       'item_id',
     ],
     [
-      'a system message',
+      'an audio item without a transcript',
       JSON.stringify({
         type: 'conversation.item.create',
-        item: { type: 'message', role: 'system', content: [{ type: 'input_text', text: 'x' }] },
+        item: { type: 'message', role: 'user', content: [{ type: 'input_audio', audio: 'AAAA' }] },
       }),
       'unsupported_feature',
-      'item.role',
+      'item.content.0.transcript',
     ],
     [
       'an empty message',
@@ -268,11 +268,15 @@ describe('RealtimeConnection: client events become frames', () => {
     });
   });
 
-  it('session.update answers ignored turn detection with a notice, not an error', () => {
+  it('session.update maps VAD tuning with a field_approximate notice naming the fields, not an error', () => {
     const { transport, send } = setup();
     transport.drain();
-    send({ type: 'session.update', session: { turn_detection: null } });
+    send({ type: 'session.update', session: { turn_detection: { type: 'server_vad', silence_duration_ms: 200 } } });
     expect(transport.types()).toEqual(['session.updated', 'venus.notice']);
+    expect(transport.last()).toMatchObject({
+      code: 'field_approximate',
+      fields: [{ param: 'session.turn_detection.silence_duration_ms' }],
+    });
   });
 
   it('appends 24 kHz pcm16 as 16 kHz pcm', () => {

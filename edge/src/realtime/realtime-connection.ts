@@ -6,25 +6,30 @@ import {
   type WorkerLink,
   type WorkerToEdgeFrame,
 } from '@venus/protocol';
-import { audioDurationMs } from '../audio/audio-format.ts';
-import { InputAudioConverter } from '../audio/input-audio-converter.ts';
 import { OutputAudioEncoder } from '../audio/output-audio-encoder.ts';
 import type { SessionSettings } from '../auth/principal.ts';
 import type { SessionHooks } from '../tenancy/session-hooks.ts';
 import { AssistantResponses } from './assistant-responses.ts';
 import { parseClientEvent } from './client-event-parser.ts';
-import { appendedAudioBytes, userMessageText } from './client-input.ts';
 import type { Clock } from './clock.ts';
-import { type ConversationItem, ConversationItems } from './conversation-items.ts';
+import { ConversationItems } from './conversation-items.ts';
+import { eventSinkOf, serverEventJson } from './event-json.ts';
 import { FunctionCalls } from './function-calls.ts';
-import { EventIds, randomId } from './ids.ts';
+import { CreatedItems } from './history-items.ts';
+import { EventIds } from './ids.ts';
+import { InputAudio } from './input-audio.ts';
+import { InputAudioBuffer } from './input-audio-buffer.ts';
 import { assistantItemError, type NamedItem, REMEMBERED_USER_ITEMS, RecentIds, truncateError } from './item-checks.ts';
 import type { OutboundEvent } from './outbound-event.ts';
 import { PlayoutEstimator } from './playout-estimator.ts';
 import { errorEvent, type ProtocolError } from './protocol-error.ts';
 import { closeReason, type RealtimeTransport } from './realtime-transport.ts';
-import { applySessionUpdate, type RealtimeSessionState, sessionObject } from './session-state.ts';
+import { sendResponseInstructions } from './response-instructions.ts';
+import { ResponseRequests } from './response-requests.ts';
+import { InputUsage } from './response-usage.ts';
+import { applySessionUpdate, initialSessionState, type RealtimeSessionState, sessionObject } from './session-state.ts';
 import { TimelineRelay } from './timeline-relay.ts';
+import { UserAudioTurns } from './user-audio-turns.ts';
 
 export interface RealtimeConnectionOptions {
   link: WorkerLink;
@@ -48,9 +53,9 @@ type EventOf<T extends ClientEvent['type']> = Extract<ClientEvent, { type: T }>;
  * into relay frames; the worker's timeline comes back as OpenAI-compatible and `venus.*` events.
  * Bad input is answered with an `error` event and the connection lives on.
  *
- * Input audio turns are decided by the runtime's own voice activity detection, so
- * `input_audio_buffer.commit` and `.clear` are acknowledged but change nothing, and `response.create`
- * only earns a notice: the model speaks when it decides to.
+ * Input audio turns are decided by the runtime's own voice activity detection, or, with
+ * `turn_detection: null`, by the client's commits (input-audio-buffer.ts); `response.create` asks
+ * for what the next response the model begins carries (response-requests.ts).
  *
  * @example
  *   const connection = new RealtimeConnection({ link, transport, tenant: 'default', sessionId, config });
@@ -72,14 +77,19 @@ export class RealtimeConnection {
   /** User and assistant items in conversation order (previous_item_id chains, retrieve, delete). */
   readonly #conversation: ConversationItems;
   readonly #functionCalls: FunctionCalls;
+  /** `conversation.item.create`: new turns and restored history (history-items.ts). */
+  readonly #createdItems: CreatedItems;
   readonly #eventIds = new EventIds();
   readonly #hooks: SessionHooks | undefined;
   readonly #initialSession: SessionSettings | undefined;
   #state: RealtimeSessionState;
-  #converter: InputAudioConverter;
+  readonly #input: InputAudio;
   #encoder: OutputAudioEncoder;
   #unsubscribe: (() => void) | undefined;
   #closed = false;
+  readonly #audioBuffer: InputAudioBuffer;
+  readonly #requests = new ResponseRequests();
+  readonly #usage = new InputUsage(); // what the user sent towards the next response (its usage)
 
   constructor(options: RealtimeConnectionOptions) {
     this.#link = options.link;
@@ -88,14 +98,12 @@ export class RealtimeConnection {
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
     this.#hooks = options.hooks;
     this.#initialSession = options.initialSession;
-    this.#state = {
-      id: options.sessionId,
-      config: options.config,
-      inputFormat: 'pcm16',
-      outputFormat: 'pcm16',
-      playbackAcks: false,
-    };
-    this.#converter = new InputAudioConverter(this.#state.inputFormat);
+    this.#state = initialSessionState(options.sessionId, options.config);
+    this.#input = new InputAudio({
+      session: options.sessionId,
+      hooks: options.hooks,
+      send: (f) => this.#audioBuffer.relay(f),
+    });
     this.#encoder = new OutputAudioEncoder(this.#state.outputFormat);
     const emit = (event: OutboundEvent) => this.#emit(event);
     this.#conversation = new ConversationItems({ emit, ga: () => this.#gaClient });
@@ -118,17 +126,42 @@ export class RealtimeConnection {
       encoder: () => this.#encoder,
       betaAliases: () => !this.#gaClient,
       conversation: this.#conversation,
+      modality: () => this.#state.outputModality,
+      takeRequest: () => this.#requests.take(),
+      takeInput: () => this.#usage.take(),
+    });
+    const turns = new UserAudioTurns({ emit, conversation: this.#conversation });
+    const pushToTalk = () => this.#state.turnDetection === null;
+    const send = (frame: EdgeToWorkerFrame) => this.#send(frame);
+    this.#audioBuffer = new InputAudioBuffer({
+      session: this.sessionId,
+      emit,
+      send,
+      pushToTalk,
+      turns,
+      usage: this.#usage,
     });
     const relayDeps = {
       emit,
       responses: this.#responses,
       estimator: this.#estimator,
       conversation: this.#conversation,
+      turns,
+      pushToTalk,
     };
     this.#relay = new TimelineRelay(relayDeps);
     const sendOutput = (output: { callId: string; output: string; eventId?: string }) =>
       this.#send({ kind: 'function_output', session: this.sessionId, ...output });
     this.#functionCalls = new FunctionCalls({ emit, conversation: this.#conversation, sendOutput });
+    this.#createdItems = new CreatedItems({
+      sessionId: this.sessionId,
+      emit,
+      conversation: this.#conversation,
+      functionCalls: this.#functionCalls,
+      userItems: this.#userItems,
+      isAssistantItem: (id) => this.#responses.item(id) !== undefined,
+      send: (frame) => this.#send(frame),
+    });
   }
 
   get sessionId(): string {
@@ -174,12 +207,19 @@ export class RealtimeConnection {
       this.#error({ code: 'invalid_event', message: 'binary messages are not supported: send JSON text events' }, null);
       return;
     }
+    if (this.#input.plainAppend(data, (error) => this.#error(error, null))) return; // no JSON.parse
     const parsed = parseClientEvent(data, this.sessionId);
     if (!parsed.ok) {
       this.#error(parsed.error, parsed.clientEventId);
       return;
     }
     this.#dispatch(parsed.event);
+  }
+
+  /** Microphone samples at 24 kHz from a transport with its own media (WebRTC): admitted as an append is. */
+  handleAudioPcm(pcm24k: Int16Array): void {
+    const error = this.#closed ? undefined : this.#input.appendPcm24k(pcm24k);
+    if (error !== undefined) this.#error(error, null);
   }
 
   /** The client socket closed: end the worker session. */
@@ -201,27 +241,15 @@ export class RealtimeConnection {
     switch (event.type) {
       case 'session.update':
         return this.#sessionUpdate(event);
-      case 'input_audio_buffer.append': {
-        const bytes = appendedAudioBytes(event.audio, this.#state.inputFormat);
-        if (!bytes.ok) return bytes.error;
-        // Admitted before it is resampled or relayed: audio over the budget costs no more work.
-        const ms = audioDurationMs(bytes.value.length, this.#state.inputFormat);
-        const admitted = ms === 0 ? undefined : this.#hooks?.admitAudioIn(ms);
-        if (admitted !== undefined && !admitted.ok) return admitted.error;
-        const pcm = this.#converter.convert(bytes.value);
-        if (pcm.length > 0) {
-          this.#send({ kind: 'audio', session, pcm16k: new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength) });
-        }
-        return undefined;
-      }
+      case 'input_audio_buffer.append':
+        return this.#input.appendBase64(event.audio);
       case 'input_audio_buffer.commit':
-        this.#emit({ type: 'input_audio_buffer.committed', previous_item_id: null, item_id: randomId('item') });
-        return undefined;
+        return this.#audioBuffer.commit();
       case 'input_audio_buffer.clear':
-        this.#emit({ type: 'input_audio_buffer.cleared' });
+        this.#audioBuffer.clear();
         return undefined;
       case 'conversation.item.create':
-        return this.#createItem(event);
+        return this.#createdItems.create(event);
       case 'conversation.item.truncate':
         return this.#truncate(event);
       case 'conversation.item.retrieve':
@@ -229,12 +257,11 @@ export class RealtimeConnection {
       case 'conversation.item.delete':
         return this.#conversation.delete(event.item_id);
       case 'response.create':
-        this.#emit({
-          type: 'venus.notice',
-          code: 'proactive_model',
-          message: 'response.create is accepted but not needed: the model decides by itself when to speak',
-        });
-        return undefined;
+        return this.#requests.create(
+          event.response,
+          (e) => this.#emit(e),
+          (response) => sendResponseInstructions(response, session, (frame) => this.#send(frame)),
+        );
       case 'response.cancel':
         this.#responses.markCancelRequested();
         this.#send({ kind: 'cancel_response', session });
@@ -281,40 +308,11 @@ export class RealtimeConnection {
   #applySettings(settings: SessionSettings): ReturnType<typeof applySessionUpdate> {
     const result = applySessionUpdate(this.#state, settings);
     if (!result.ok) return result;
-    const { inputFormat, outputFormat } = this.#state;
+    const { outputFormat } = this.#state;
     this.#state = result.state;
-    if (result.state.inputFormat !== inputFormat) this.#converter = new InputAudioConverter(result.state.inputFormat);
+    this.#input.setFormat(result.state.inputFormat);
     if (result.state.outputFormat !== outputFormat) this.#encoder = new OutputAudioEncoder(result.state.outputFormat);
     return result;
-  }
-
-  #createItem(event: EventOf<'conversation.item.create'>): ProtocolError | undefined {
-    const itemId = event.item.id ?? randomId('item');
-    if (this.#userItems.has(itemId) || this.#conversation.has(itemId) || this.#responses.item(itemId) !== undefined) {
-      return { code: 'invalid_event', message: `item ${itemId} already exists`, param: 'item.id' };
-    }
-    const placement = this.#conversation.placementError(event.previous_item_id);
-    if (placement !== undefined) return placement;
-    if (event.item.type === 'function_call_output')
-      return this.#functionCalls.output(event.item, itemId, event.event_id);
-    const text = userMessageText(event.item);
-    if (!text.ok) return text.error;
-    this.#userItems.add(itemId);
-    this.#send({ kind: 'text', session: this.sessionId, itemId, text: text.value });
-    const item: ConversationItem = {
-      id: itemId,
-      role: 'user',
-      status: 'completed',
-      content: event.item.content.map((part) =>
-        part.type === 'input_audio'
-          ? { type: 'input_audio', transcript: part.transcript ?? null }
-          : { type: 'input_text', text: part.text },
-      ),
-    };
-    // Beta clients also get `created` (ConversationItems decides); everyone gets `added` then `done`.
-    this.#conversation.add(item);
-    this.#conversation.done(itemId);
-    return undefined;
   }
 
   #truncate(event: EventOf<'conversation.item.truncate'>): ProtocolError | undefined {
@@ -339,7 +337,8 @@ export class RealtimeConnection {
     if (this.#closed) return;
     switch (frame.kind) {
       case 'assistant_audio':
-        this.#relay.audioSamples(frame);
+      case 'handover':
+        this.#relay.sideFrame(frame);
         return;
       case 'timeline':
         this.#hooks?.observe(frame.event);
@@ -370,11 +369,11 @@ export class RealtimeConnection {
       this.#transport.close(1008, closeReason(`slow client: over ${this.#maxBufferedBytes} bytes of events unsent`));
       return;
     }
-    // The id goes in front of the serialised event (every event has at least its `type`): no copy
-    // of the event object per message.
-    const json = JSON.stringify(event);
+    const eventId = this.#eventIds.next();
+    const sink = eventSinkOf(this.#transport); // WebRTC takes events as objects, audio as samples
     try {
-      this.#transport.send(`{"event_id":"${this.#eventIds.next()}",${json.slice(1)}`);
+      if (sink === undefined) this.#transport.send(serverEventJson(event, eventId));
+      else sink.event(event, eventId);
     } catch {
       // The socket is closing; its close event ends the session.
     }
@@ -382,6 +381,7 @@ export class RealtimeConnection {
 
   #send(frame: EdgeToWorkerFrame, evenIfClosed = false): void {
     if (this.#closed && !evenIfClosed) return;
+    if (frame.kind === 'text') this.#usage.text(frame.text.length);
     try {
       this.#link.send(frame);
     } catch (cause) {

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { type ClientEvent, type SessionConfig, SessionConfigSchema } from '@venus/protocol';
 import {
   type CanonicalAudioFormat,
@@ -6,7 +7,16 @@ import {
   resolveDeclaredFormat,
 } from '../audio/audio-format.ts';
 import { parseTools, presentTools } from './client-tools.ts';
+import { betaModalities, gaModalities, type OutputModality, parseModalities } from './output-modalities.ts';
 import type { ProtocolError } from './protocol-error.ts';
+import { APPLIED_SESSION_FIELDS, SESSION_FIELD_RULES } from './session-field-rules.ts';
+import { fieldNotices, noteFields } from './session-fields.ts';
+import {
+  DEFAULT_TURN_DETECTION,
+  parseTurnDetection,
+  presentTurnDetection,
+  type TurnDetection,
+} from './turn-detection.ts';
 
 /** What one realtime connection has agreed with its client: the worker's config plus edge-only settings. */
 export interface RealtimeSessionState {
@@ -16,6 +26,23 @@ export interface RealtimeSessionState {
   outputFormat: CanonicalAudioFormat;
   /** The client sends `venus.playback.ack`, so the edge's own estimates are not sent to the worker. */
   playbackAcks: boolean;
+  /** What responses are made of: spoken audio with transcripts, or text only. */
+  outputModality: OutputModality;
+  /** The runtime's own turn taking, or `null`: push to talk (audio held until committed). */
+  turnDetection: TurnDetection;
+}
+
+/** A new connection's session before any `session.update`. */
+export function initialSessionState(id: string, config: SessionConfig): RealtimeSessionState {
+  return {
+    id,
+    config,
+    inputFormat: 'pcm16',
+    outputFormat: 'pcm16',
+    playbackAcks: false,
+    outputModality: 'audio',
+    turnDetection: DEFAULT_TURN_DETECTION,
+  };
 }
 
 type SessionUpdate = Extract<ClientEvent, { type: 'session.update' }>['session'];
@@ -23,6 +50,8 @@ type SessionUpdate = Extract<ClientEvent, { type: 'session.update' }>['session']
 export interface SessionNotice {
   code: string;
   message: string;
+  /** The fields the notice is about, each with how it was taken (`field_approximate`, `field_not_applied`). */
+  fields?: { param: string; how: string }[];
 }
 
 export type SessionUpdateResult =
@@ -31,9 +60,10 @@ export type SessionUpdateResult =
 
 /**
  * Applies a validated `session.update` all or nothing: a bad field leaves the session as it was.
- * Fields the runtime decides for itself (turn detection, tool choice) are accepted with a
- * `venus.notice` rather than an error, so stock clients that always send them keep working.
- * Function tools become the session's client functions (client-tools.ts).
+ * No field is dropped silently: each is applied (and shown back in `session.updated`), or named in
+ * a `field_approximate` / `field_not_applied` notice saying how it was taken (session-field-rules.ts),
+ * or refused with a coded error naming it. Stock clients that always send settings the runtime has
+ * no use for keep working. Function tools become the session's client functions (client-tools.ts).
  *
  * @example
  *   const result = applySessionUpdate(state, { voice: 'en-gb', venus: { chunk_ms: 160 } });
@@ -57,6 +87,10 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
 
   const tools = update.tools === undefined ? undefined : parseTools(update.tools);
   if (tools !== undefined && !tools.ok) return tools;
+  const modality = pickModality(update);
+  if (!modality.ok) return modality;
+  const turns = pickTurnDetection(update);
+  if (!turns.ok) return turns;
   const voice = update.audio?.output?.voice ?? update.voice;
   const parsed = SessionConfigSchema.safeParse({
     ...state.config,
@@ -80,21 +114,16 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
     };
   }
 
-  const notices: SessionNotice[] = [];
-  if ('turn_detection' in update) {
-    notices.push({
-      code: 'turn_detection_ignored',
-      message: 'turn taking is decided by the runtime (full duplex); turn_detection settings are ignored',
+  const notes = noteFields(update as Record<string, unknown>, 'session', APPLIED_SESSION_FIELDS, SESSION_FIELD_RULES);
+  if (tools !== undefined && !isDeepStrictEqual(presentTools(tools.tools), update.tools)) {
+    notes.push({
+      param: 'session.tools',
+      kind: 'approximate',
+      how: "function tools are the session's functions: schema keywords outside the planner's subset, strict and other tool fields are left out",
     });
   }
+  const notices: SessionNotice[] = fieldNotices(notes, 'session.update');
   if (tools !== undefined) notices.push(...tools.notices);
-  const toolChoice = (update as { tool_choice?: unknown }).tool_choice;
-  if (toolChoice !== undefined && toolChoice !== 'auto') {
-    notices.push({
-      code: 'tool_choice_ignored',
-      message: 'the planner chooses among the functions for each delegated request (tool_choice "auto" only)',
-    });
-  }
   return {
     ok: true,
     notices,
@@ -104,6 +133,8 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
       inputFormat: input.format ?? state.inputFormat,
       outputFormat: output.format ?? state.outputFormat,
       playbackAcks: update.venus?.playback_acks ?? state.playbackAcks,
+      outputModality: modality.value ?? state.outputModality,
+      turnDetection: turns.value === undefined ? state.turnDetection : turns.value,
     },
   };
 }
@@ -114,6 +145,26 @@ const PARAM_OF: Record<string, string> = {
   chunkMs: 'session.venus.chunk_ms',
   deliveryPolicy: 'session.venus.delivery_policy',
 };
+
+type PickedValue<T> = { ok: true; value: T | undefined } | { ok: false; error: ProtocolError };
+
+/** GA `output_modalities` wins over beta `modalities`. */
+function pickModality(update: SessionUpdate): PickedValue<OutputModality> {
+  if (update.output_modalities !== undefined)
+    return parseModalities(update.output_modalities, 'session.output_modalities');
+  if (update.modalities !== undefined) return parseModalities(update.modalities, 'session.modalities');
+  return { ok: true, value: undefined };
+}
+
+/** GA `audio.input.turn_detection` wins over beta `turn_detection`; `null` (push to talk) is a value. */
+function pickTurnDetection(update: SessionUpdate): PickedValue<TurnDetection> {
+  const input = update.audio?.input as { turn_detection?: unknown } | undefined;
+  if (input !== undefined && 'turn_detection' in input && input.turn_detection !== undefined)
+    return parseTurnDetection(input.turn_detection, 'session.audio.input.turn_detection');
+  if ('turn_detection' in update && update.turn_detection !== undefined)
+    return parseTurnDetection(update.turn_detection, 'session.turn_detection');
+  return { ok: true, value: undefined };
+}
 
 type Picked = { ok: true; format: CanonicalAudioFormat | undefined } | { ok: false; error: ProtocolError };
 
@@ -135,7 +186,7 @@ function pickFormat(
 
 /** The session as `session.created`/`session.updated` describe it, in both GA and beta field names. */
 export function sessionObject(state: RealtimeSessionState): Record<string, unknown> {
-  const turnDetection = { type: 'server_vad', create_response: true, interrupt_response: true };
+  const turnDetection = presentTurnDetection(state.turnDetection);
   return {
     id: state.id,
     object: 'realtime.session',
@@ -143,17 +194,24 @@ export function sessionObject(state: RealtimeSessionState): Record<string, unkno
     model: 'venus',
     instructions: state.config.instructions ?? '',
     voice: state.config.voice,
-    output_modalities: ['audio'],
-    modalities: ['audio', 'text'],
+    output_modalities: gaModalities(state.outputModality),
+    modalities: betaModalities(state.outputModality),
     input_audio_format: state.inputFormat,
     output_audio_format: state.outputFormat,
     turn_detection: turnDetection,
     audio: {
-      input: { format: gaFormat(state.inputFormat), turn_detection: turnDetection },
-      output: { format: gaFormat(state.outputFormat), voice: state.config.voice },
+      input: { format: gaFormat(state.inputFormat), turn_detection: turnDetection, noise_reduction: null },
+      output: { format: gaFormat(state.outputFormat), voice: state.config.voice, speed: 1 },
     },
     tools: presentTools(state.config.tools),
     tool_choice: 'auto',
+    speed: 1,
+    input_audio_noise_reduction: null,
+    max_output_tokens: 'inf',
+    max_response_output_tokens: 'inf',
+    include: [],
+    tracing: null,
+    prompt: null,
     venus: {
       chunk_ms: state.config.chunkMs,
       delivery_policy: state.config.deliveryPolicy,

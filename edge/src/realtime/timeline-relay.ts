@@ -19,6 +19,10 @@ export interface TimelineRelayDeps {
   estimator: PlayoutEstimator;
   /** Where a spoken turn's user item goes (with `input_audio_buffer.committed`); without it no items are made for speech. */
   conversation?: ConversationItems;
+  /** The user turns to commit speech into (made here from `conversation` when not given). */
+  turns?: UserAudioTurns;
+  /** `turn_detection: null`: the client commits its turns, so no speech_started/stopped or commits of our own. */
+  pushToTalk?(): boolean;
 }
 
 /**
@@ -64,10 +68,20 @@ export class TimelineRelay {
   /** Samples of assistant audio chunks whose timeline event has not arrived yet, keyed `utterance/chunk`. */
   readonly #pendingAudio = new Map<string, Int16Array>();
   readonly #turns: UserAudioTurns | undefined;
+  /** Why the session last moved to another worker (a fleet link's `handover`), for `venus.session.resumed`. */
+  #movedFor: 'drain' | 'worker_lost' | undefined;
 
   constructor(deps: TimelineRelayDeps) {
     this.#deps = deps;
-    if (deps.conversation) this.#turns = new UserAudioTurns({ emit: deps.emit, conversation: deps.conversation });
+    this.#turns =
+      deps.turns ??
+      (deps.conversation ? new UserAudioTurns({ emit: deps.emit, conversation: deps.conversation }) : undefined);
+  }
+
+  /** A worker frame besides timeline events: assistant audio samples, or notice that the session moves. */
+  sideFrame(frame: Extract<WorkerToEdgeFrame, { kind: 'assistant_audio' | 'handover' }>): void {
+    if (frame.kind === 'assistant_audio') this.audioSamples(frame);
+    else this.#movedFor = frame.reason === 'draining' ? 'drain' : 'worker_lost';
   }
 
   /** Holds the samples of an assistant audio chunk until its `assistant.audio` event. */
@@ -132,8 +146,12 @@ export class TimelineRelay {
         return;
       case 'session.incarnation':
         // The session goes on under a new incarnation (its worker was lost or drained): context rebuilt.
-        if (event.data.reason === 'resumed')
-          emit({ type: 'venus.session.resumed', incarnation: event.data.incarnation });
+        // Its reason: `drain` (a planned handover) or `worker_lost` (also when no move was announced).
+        if (event.data.reason === 'resumed') {
+          const reason = this.#movedFor ?? 'worker_lost';
+          this.#movedFor = undefined;
+          emit({ type: 'venus.session.resumed', incarnation: event.data.incarnation, reason });
+        }
         return;
       case 'work.state':
         emit({
@@ -165,6 +183,12 @@ export class TimelineRelay {
         });
         return;
       }
+      case 'response.instructions':
+        if (!event.data.applied) {
+          const message = 'this model cannot take instructions for one response; set session.instructions instead';
+          emit({ type: 'venus.notice', code: 'response_instructions_ignored', message });
+        }
+        return;
       case 'session.error':
         emit(errorEvent({ code: event.data.code, message: event.data.message }, event.data.eventId ?? null));
         return;
@@ -224,7 +248,7 @@ export class TimelineRelay {
   }
 
   #speechStarted(): void {
-    if (this.#speechItemId !== undefined) return;
+    if (this.#speechItemId !== undefined || this.#deps.pushToTalk?.() === true) return;
     this.#speechItemId = randomId('item');
     this.#deps.emit({
       type: 'input_audio_buffer.speech_started',

@@ -1,9 +1,11 @@
-import { base64ToPcm, createLogger, logUnlessTeardown, pcmToBase64 } from '@venus/protocol';
+import { base64ToPcm, createLogger, logUnlessTeardown } from '@venus/protocol';
 import { type RTCPeerConnection, type RTCRtpTransceiver, RtpHeader, RtpPacket } from 'werift';
+import { AudioDelta } from '../audio/audio-delta.ts';
 import type { Clock } from '../realtime/clock.ts';
+import { serverEventJson, type TypedRealtimeTransport } from '../realtime/event-json.ts';
 import { randomId } from '../realtime/ids.ts';
+import type { OutboundEvent } from '../realtime/outbound-event.ts';
 import type { RealtimeConnection } from '../realtime/realtime-connection.ts';
-import type { RealtimeTransport } from '../realtime/realtime-transport.ts';
 import { EventsChannel } from './events-channel.ts';
 import { InboundOpusAudio } from './inbound-opus-audio.ts';
 import { OpusCodec } from './opus-codec.ts';
@@ -47,8 +49,12 @@ const BARGE_IN = new Set(['output_audio_buffer.cleared', 'input_audio_buffer.spe
 /**
  * One realtime call over WebRTC, an alternative transport for the same RealtimeConnection a
  * WebSocket feeds. The `oai-events` data channel carries the JSON client and server events; the
- * audio track carries the microphone (RTP Opus, decoded and appended to the input buffer as a
- * client would) and the assistant's voice (audio deltas, paced out as RTP Opus in real time).
+ * audio track carries the microphone (RTP Opus, decoded and handed to the connection as 24 kHz
+ * samples: `handleAudioPcm`, admitted as an append is, no JSON or base64 on the way) and the
+ * assistant's voice (the samples of its audio deltas, paced out as RTP Opus in real time). Server
+ * events arrive as objects (the transport's typed `events` side), not as text to parse back:
+ * audio deltas never become JSON, everything else goes on the data channel as the WebSocket
+ * would carry it.
  * A barge-in flushes the audio not yet sent. Because the edge sends the audio at the pace it plays,
  * it knows what the client has heard: RTP send times give the positions (RtpPlayout) that go to the
  * session as playback acknowledgements, as a Venus-aware client's own `venus.playback.ack` would.
@@ -59,7 +65,7 @@ const BARGE_IN = new Set(['output_audio_buffer.cleared', 'input_audio_buffer.spe
  *   call.attach(edge.openRealtime(call.transport, tenant, admission));
  */
 export class WebRtcSession {
-  readonly transport: RealtimeTransport;
+  readonly transport: TypedRealtimeTransport;
   readonly #options: WebRtcSessionOptions;
   readonly #pc: RTCPeerConnection;
   readonly #events = new EventsChannel();
@@ -80,7 +86,10 @@ export class WebRtcSession {
     this.#pc = createPeerConnection(options);
     this.transport = {
       kind: 'webrtc',
-      send: (text) => this.#onServerEvent(text),
+      send: (text) => {
+        if (!this.#closed) this.#events.send(text);
+      },
+      events: { event: (event, eventId) => this.#onServerEvent(event, eventId) },
       close: (_code, reason) => this.close(reason || 'session ended'),
       bufferedAmount: () => this.#events.bufferedAmount(),
     };
@@ -215,26 +224,28 @@ export class WebRtcSession {
   }
 
   #onMicrophone(pcm24k: Int16Array): void {
-    this.#connection?.handleMessage(JSON.stringify({ type: 'input_audio_buffer.append', audio: pcmToBase64(pcm24k) }));
+    this.#connection?.handleAudioPcm(pcm24k);
   }
 
-  #onServerEvent(text: string): void {
+  #onServerEvent(event: OutboundEvent, eventId: string): void {
     if (this.#closed) return;
-    const event = parseServerEvent(text);
-    if (event !== undefined && AUDIO_DELTAS.has(event.type)) {
-      if (event.type === 'response.output_audio.delta' && event.item_id !== undefined && event.delta !== undefined) {
-        this.#sender.enqueue(event.item_id, base64ToPcm(event.delta));
+    if (AUDIO_DELTAS.has(event.type)) {
+      // GA and beta names carry the same samples: the GA one is played.
+      const { item_id: itemId, delta } = event;
+      if (event.type === 'response.output_audio.delta' && typeof itemId === 'string') {
+        if (delta instanceof AudioDelta) this.#sender.enqueue(itemId, delta.pcm24k);
+        else if (typeof delta === 'string') this.#sender.enqueue(itemId, base64ToPcm(delta));
       }
       return;
     }
-    if (event?.type === 'response.output_audio.done' && event.item_id !== undefined) {
+    if (event.type === 'response.output_audio.done' && typeof event.item_id === 'string') {
       this.#sender.finish(event.item_id);
-    } else if (event !== undefined && BARGE_IN.has(event.type)) {
+    } else if (BARGE_IN.has(event.type)) {
       this.#sender.flush();
-    } else if (event?.type === 'session.created' || event?.type === 'session.updated') {
-      this.#keepPcm16(event.session);
+    } else if (event.type === 'session.created' || event.type === 'session.updated') {
+      this.#keepPcm16(event.session as Record<string, unknown> | undefined);
     }
-    this.#events.send(text);
+    this.#events.send(serverEventJson(event, eventId));
   }
 
   /**
@@ -259,21 +270,5 @@ export class WebRtcSession {
     queueMicrotask(() => {
       if (!this.#closed) this.#connection?.handleMessage(JSON.stringify(event));
     });
-  }
-}
-
-interface ServerEventFields {
-  type: string;
-  item_id?: string;
-  delta?: string;
-  session?: Record<string, unknown>;
-}
-
-function parseServerEvent(text: string): ServerEventFields | undefined {
-  try {
-    const event = JSON.parse(text) as ServerEventFields;
-    return typeof event.type === 'string' ? event : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -1,4 +1,5 @@
 import {
+  type ContextEntry,
   heardText,
   type OutputStep,
   type PrefillAck,
@@ -8,6 +9,8 @@ import {
   stripReservedTags,
   type UserTranscript,
 } from '@venus/protocol';
+import { firstHeadVerdict } from '../perception/head-verdict.ts';
+import { type FeatureRow, OverlapFeatureTracker, type PartialWords } from '../perception/overlap-features.ts';
 import { type Interruption, judgeOverlap } from '../perception/overlap-policy.ts';
 import { type Burst, VoiceActivity, type VoiceUpdate } from '../perception/voice-activity.ts';
 import { InputFence } from './input-fence.ts';
@@ -43,6 +46,8 @@ export interface DialogueStepPlan {
   audioSeqs: number[];
   texts: string[];
   audioMs: number;
+  /** Voice activity over the step's frames, once heard (see `hearStep`), with the overlap head's rows. */
+  heard?: { voice: VoiceUpdate; wasInSpeech: boolean; rows: FeatureRow[] };
 }
 
 export interface StepOutcome {
@@ -72,13 +77,23 @@ const RECENT_UTTERANCES = 64;
  */
 export abstract class DuplexDialogue<U extends SpokenUtterance> {
   readonly voice = new VoiceActivity();
+  private readonly overlapFeatures = new OverlapFeatureTracker();
+  /** The last step's overlaps were judged by the trained head (not the v1 rules). */
+  protected headJudges = false;
+  /** Where the responder hears words (a recogniser), if it does: the overlap head's word cues. */
+  protected wordSource: { readonly available: boolean; readonly words: PartialWords } | null = null;
   protected readonly idPrefix: string;
   /** The utterance being spoken (started, not finished). */
   protected current: U | null = null;
   /** The utterance spoken last, finished or not. */
   protected last: U | null = null;
   protected closed = false;
-  private readonly inputs = new InputFence<{ audio?: Int16Array; seq?: number; text?: string }>();
+  private readonly inputs = new InputFence<{
+    audio?: Int16Array;
+    seq?: number;
+    text?: string;
+    restored?: ContextEntry;
+  }>();
   /** Utterances recognised since the last step, reported on the next output step. */
   protected readonly transcripts: UserTranscript[] = [];
   private readonly recent = new Map<string, U>();
@@ -101,7 +116,17 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     this.inputs.push(inputSeq, { text });
   }
 
-  /** Consumes the inputs up to the cutoff (never one past it). */
+  /** A restored conversation item: taken into the context when a step reaches it, never answered. */
+  appendHistory(inputSeq: number, entry: ContextEntry): void {
+    // The client's text never carries protocol tags (a spoofed `<backend>` or `<delegate>`) into the context.
+    this.inputs.push(inputSeq, { restored: { role: entry.role, text: stripReservedTags(entry.text).trim() } });
+  }
+
+  /**
+   * Consumes the inputs up to the cutoff (never one past it). Restored history enters the context
+   * here, so it is there before the step hears this step's typed text (history comes first: a
+   * client restores before it speaks).
+   */
   beginStep(request: StepRequest): DialogueStepPlan {
     this.beforeStep();
     const texts: string[] = [];
@@ -115,11 +140,29 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
         audioSeqs.push(input.seq ?? 0);
         audioMs += input.audio.length / 16;
       } else if (input.text !== undefined) texts.push(input.text);
+      else if (input.restored) this.restored(input.restored);
     }
     return { request, frames: this.voice.takeFrames(), audio, audioSeqs, texts, audioMs };
   }
 
-  finishStep(plan: DialogueStepPlan, probabilities: Float32Array): OutputStep {
+  /**
+   * Voice activity over the step's frames; returns the overlap head's rows (one per 80 ms decision
+   * point of an overlapping burst not judged yet) for the host to score before `finishStep`.
+   */
+  hearStep(plan: DialogueStepPlan, probabilities: Float32Array): FeatureRow[] {
+    const rows: FeatureRow[] = [];
+    const wasInSpeech = this.voice.inSpeech;
+    const words = this.partialWords();
+    const voice = this.voice.update(probabilities, plan.frames, this.speaking, (frame, p, burst, ended) => {
+      const row = this.overlapFeatures.frame(frame, p, burst, ended, words, this.voice.foregroundDb);
+      if (row) rows.push(row);
+    });
+    plan.heard = { voice, wasInSpeech, rows };
+    return rows;
+  }
+
+  /** `headScores`: the head's class probabilities for `hearStep`'s rows; without them the v1 rules judge. */
+  finishStep(plan: DialogueStepPlan, probabilities: Float32Array, headScores?: readonly Float32Array[]): OutputStep {
     const { request } = plan;
     this.stepSeq += 1;
     const chunkMs =
@@ -132,21 +175,19 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     this.outcome = {};
     this.audible = request.assistantAudible;
 
-    const wasInSpeech = this.voice.inSpeech;
-    const voice = this.voice.update(probabilities, plan.frames, this.speaking);
+    if (!plan.heard) this.hearStep(plan, probabilities);
+    const { voice, wasInSpeech, rows } = plan.heard!;
+    this.headJudges = headScores !== undefined;
     this.perceived(plan, voice, wasInSpeech);
     // Words first: a transcript explains the speech burst that carries it, which is then not judged again.
     for (const text of plan.texts) this.hear(text);
-    for (const milestone of voice.milestones) {
-      const verdict = judgeOverlap(milestone, this.voice.foregroundDb);
-      if (!verdict) continue;
-      milestone.burst.judged = true;
-      this.judged(milestone.burst, verdict);
-      if (!this.speaking) continue;
-      if (verdict.action === 'continue') this.noteContinue(verdict);
-      else {
-        this.voice.learnLevel(milestone.burst.levelDb);
-        this.stop(verdict);
+    if (headScores) {
+      const decided = firstHeadVerdict(rows, headScores);
+      if (decided) this.applyVerdict(decided.burst, decided.verdict);
+    } else {
+      for (const milestone of voice.milestones) {
+        const verdict = judgeOverlap(milestone, this.voice.foregroundDb);
+        if (verdict) this.applyVerdict(milestone.burst, verdict);
       }
     }
     this.listened(plan, voice);
@@ -196,6 +237,17 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     this.closed = true;
     this.current = null;
     this.inputs.clear();
+  }
+
+  private applyVerdict(burst: Burst, verdict: Interruption): void {
+    burst.judged = true;
+    this.judged(burst, verdict);
+    if (!this.speaking) return;
+    if (verdict.action === 'continue') this.noteContinue(verdict);
+    else {
+      this.voice.learnLevel(burst.levelDb);
+      this.stop(verdict);
+    }
   }
 
   /** Whether the assistant is speaking now, as the user hears it. */
@@ -254,10 +306,29 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
 
   /** Before inputs are taken; may throw to fail this step (an endpoint failure since the last one). */
   protected beforeStep(): void {}
+  /**
+   * Whether the trained overlap head may judge this session's overlaps: it was trained on sessions
+   * that hear words and whose user has spoken to the assistant before (a foreground level is
+   * known); elsewhere its inputs are unlike anything it saw, and the v1 rules judge.
+   */
+  get overlapHeadApplies(): boolean {
+    return this.voice.foregroundDb !== null && this.hearsWords();
+  }
+
+  private hearsWords(): boolean {
+    return this.wordSource?.available ?? false;
+  }
+
+  /** The recogniser's latest partial hypothesis, for the overlap head's word cues. */
+  private partialWords(): PartialWords {
+    return this.wordSource?.words ?? { text: '', score: Number.NaN };
+  }
   /** The step's audio after voice activity was updated. */
   protected perceived(_plan: DialogueStepPlan, _voice: VoiceUpdate, _wasInSpeech: boolean): void {}
   /** Typed text, or a client's transcript, in input order. */
   protected abstract hear(text: string): void;
+  /** A restored conversation item joins the context as if it had happened (nothing is said for it). */
+  protected abstract restored(entry: ContextEntry): void;
   /** An overlap verdict was given on `burst`. */
   protected judged(_burst: Burst, _verdict: Interruption): void {}
   /** Every input and verdict of the step was handled. */

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { OutputStep, StepRequest } from '@venus/protocol';
+import { OnnxOverlapHead } from '../perception/overlap-head.ts';
 import { SileroVad } from '../perception/silero-vad.ts';
 import { VadBatcher } from '../perception/vad-batcher.ts';
 import type { OpenMessage } from '../threaded-port/thread-protocol.ts';
@@ -7,8 +8,8 @@ import { ThreadSessions } from '../threaded-port/thread-sessions.ts';
 import type { DuplexDialogue, SpokenUtterance } from './duplex-dialogue.ts';
 
 /**
- * Runs a session thread of duplex dialogues: one Silero VAD per thread, batched across its
- * sessions, and the thread's sessions served on `port` (see ThreadSessions). Returns the step
+ * Runs a session thread of duplex dialogues: one Silero VAD and one overlap head per thread, each
+ * batched across its sessions, and the thread's sessions served on `port` (see ThreadSessions). Returns the step
  * function, for a thread that calibrates its cost before reporting ready.
  *
  * @example
@@ -23,12 +24,19 @@ export async function serveDuplexDialogues<D extends DuplexDialogue<SpokenUttera
 ): Promise<(dialogue: D, request: StepRequest) => Promise<OutputStep>> {
   const vad = await SileroVad.create({ maxBatch, intraOpNumThreads: 1 });
   const batcher = new VadBatcher(vad);
+  // The trained overlap head when one is installed (models/overlap-head/); the v1 rules otherwise.
+  const head = await OnnxOverlapHead.load();
   const step = async (dialogue: D, request: StepRequest) => {
     const plan = dialogue.beginStep(request);
-    return dialogue.finishStep(plan, await batcher.score(dialogue.voice.stream, plan.frames));
+    const probabilities = await batcher.score(dialogue.voice.stream, plan.frames);
+    if (!head || !dialogue.overlapHeadApplies) return dialogue.finishStep(plan, probabilities);
+    const rows = dialogue.hearStep(plan, probabilities);
+    const scores = rows.length > 0 ? await head.score(rows.map((r) => r.features)).catch(() => undefined) : [];
+    return dialogue.finishStep(plan, probabilities, scores);
   };
   new ThreadSessions<D>(port, step).serve<O>(port, create, async () => {
     await release?.();
+    await head?.close();
     await vad.close();
   });
   return step;

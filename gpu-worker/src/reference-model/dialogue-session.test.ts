@@ -1,56 +1,6 @@
-import { heardText, type OutputStep } from '@venus/protocol';
+import { heardText } from '@venus/protocol';
 import { describe, expect, it } from 'vitest';
-import { DialogueSession, type Synthesize } from './dialogue-session.ts';
-
-/** Fake synthesiser: 20 ms of constant "speech" per character, resolved on the next microtask. */
-const fakeSynthesize: Synthesize = async (text) => new Int16Array(text.length * 480).fill(1000);
-
-const CHUNK_MS = 160;
-const CHUNK_SAMPLES_24K = CHUNK_MS * 24;
-
-class Driver {
-  readonly d = new DialogueSession({ sessionId: 's1', incarnation: 0, synthesize: fakeSynthesize });
-  private seq = 0;
-  private chunk = 0;
-  atMs = 0;
-
-  text(text: string): void {
-    this.d.appendText(++this.seq, text);
-  }
-
-  /** One step; `speech` appends 160 ms of audio that the fake VAD scores as speech (or silence). */
-  async step(options: { speech?: boolean; amplitude?: number; audible?: boolean } = {}): Promise<OutputStep> {
-    await Promise.resolve();
-    const amplitude = options.amplitude ?? 3000;
-    const pcm = new Int16Array(CHUNK_MS * 16).map((_, i) =>
-      options.speech ? Math.round(amplitude * Math.sin(i / 5)) : 0,
-    );
-    this.d.appendAudio(++this.seq, pcm);
-    this.atMs += CHUNK_MS;
-    const plan = this.d.beginStep({
-      chunk: this.chunk++,
-      inputSeqCutoff: this.seq,
-      atMs: this.atMs,
-      assistantAudible: options.audible ?? false,
-    });
-    const probabilities = new Float32Array(plan.frames.length).fill(options.speech ? 0.95 : 0.01);
-    return this.d.finishStep(plan, probabilities);
-  }
-
-  async until(
-    predicate: (s: OutputStep) => boolean,
-    options: Parameters<Driver['step']>[0] = {},
-    max = 400,
-  ): Promise<OutputStep[]> {
-    const steps: OutputStep[] = [];
-    for (let i = 0; i < max; i++) {
-      const s = await this.step(options);
-      steps.push(s);
-      if (predicate(s)) return steps;
-    }
-    throw new Error(`condition not met in ${max} steps`);
-  }
-}
+import { CHUNK_SAMPLES_24K, Driver } from './dialogue-test-driver.ts';
 
 const spans = (text: string) => text.match(/<delegate>[\s\S]*?<\/delegate>/g) ?? [];
 

@@ -7,7 +7,7 @@ import {
 } from '@venus/protocol';
 import { ContextLog } from '../duplex-dialogue/context-log.ts';
 import { type DialogueStepPlan, DuplexDialogue } from '../duplex-dialogue/duplex-dialogue.ts';
-import { earlyStop, type Interruption, isBackgroundLevel } from '../perception/overlap-policy.ts';
+import { type Interruption, stopsEarly } from '../perception/overlap-policy.ts';
 import { type RecognisedUtterance, UtteranceRecognition } from '../perception/utterance-recognition.ts';
 import type { Burst, VoiceUpdate } from '../perception/voice-activity.ts';
 import {
@@ -22,12 +22,16 @@ import {
 } from './intents.ts';
 import {
   askForCity,
+  CANCELLED_REPLY,
   GREETING_REPLY,
+  heardCityQuestion,
   lookInto,
   RESUME_DECLINED,
   RESUME_OFFER,
+  recallReply,
   repairReply,
   replyTo,
+  UNCLEAR_REPLY,
   visibleText,
 } from './replies.ts';
 import { SameSpeech } from './same-speech.ts';
@@ -53,7 +57,7 @@ export interface DialogueSessionOptions {
 export type StepPlan = DialogueStepPlan;
 
 export interface TranscriptEntry {
-  role: 'user' | 'assistant' | 'backend';
+  role: ContextEntry['role'];
   text: string;
   utteranceId?: string;
 }
@@ -86,12 +90,6 @@ function isRequest(u: Understanding): u is RequestIntent {
  *   const out = d.finishStep(plan, await vad.run(plan.frames.map(() => d.voice.stream), plan.frames));
  */
 
-/** Said after a cancel that arrives once the assistant has stopped talking. */
-const CANCELLED_REPLY = 'Okay, I have cancelled that.';
-
-/** Said when the recogniser heard speech but its words were probably not what was said. */
-const UNCLEAR_REPLY = 'Sorry, I did not catch that. Could you say it again?';
-
 /** The plain-language status request the model delegates; the session host answers it from work state. */
 const STATUS_QUERY = 'What is the status of my pending requests?';
 
@@ -108,7 +106,7 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private readonly recognition: UtteranceRecognition | null;
   /** The burst being heard cut the assistant off: its words are read as what the user wanted instead. */
   private cutBySpeech = false;
-  /** The last burst judged was background speech: its words are not acted on. */
+  /** The last burst judged was background, or carried on through by the head: its words are not acted on. */
   private backgroundBurst = false;
   private readonly sameSpeech = new SameSpeech();
   private stepAtMs = 0;
@@ -118,6 +116,7 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     this.voiceName = options.voice ?? 'en-us';
     this.draw = seededDraw(`${options.sessionId}#${options.incarnation}`);
     this.recognition = options.recognise ? new UtteranceRecognition({ open: options.recognise }) : null;
+    this.wordSource = this.recognition;
     this.restore(options.history ?? [], options.parked);
   }
 
@@ -126,11 +125,19 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
    * imply (a question for a city the user has not answered yet, a parked plan).
    */
   private restore(history: readonly ContextEntry[], parked: DialogueSessionOptions['parked']): void {
-    for (const entry of history) this.entries.push({ role: entry.role, text: entry.text });
-    const last = history.at(-1);
-    // The user heard the question for a city far enough to tell which one it was.
-    if (last?.role === 'assistant') this.awaitingCityFor = heardCityQuestion(last.text);
+    for (const entry of history) this.restored(entry);
     if (parked) this.plan = { planId: parked.planId, remainder: parked.remainder, offerAfter: null };
+  }
+
+  /**
+   * One entry of restored history (a resume, items the client restored). A system entry is kept but
+   * changes nothing (the rules follow no instructions); an assistant question for a city (heard far
+   * enough to tell which) awaits its answer, until a user turn takes the answer's place.
+   */
+  protected restored(entry: ContextEntry): void {
+    this.entries.push({ role: entry.role, text: entry.text });
+    if (entry.role === 'assistant') this.awaitingCityFor = heardCityQuestion(entry.text);
+    else if (entry.role === 'user') this.awaitingCityFor = null;
   }
 
   /** What the model's context keeps of the conversation: user text, backend results, heard speech. */
@@ -167,13 +174,7 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     const audio = plan.audio.map((pcm, i) => ({ seq: plan.audioSeqs[i] ?? 0, pcm }));
     rec.feed(audio, speechInStep, this.voice.inSpeech);
     const burst = this.voice.activeBurst;
-    if (
-      this.speaking &&
-      burst?.overlapped &&
-      !burst.judged &&
-      earlyStop(rec.partial) &&
-      !isBackgroundLevel(burst.levelDb, this.voice.foregroundDb)
-    ) {
+    if (!this.headJudges && this.speaking && stopsEarly(burst, rec.partial, this.voice.foregroundDb)) {
       this.voice.claimFloor();
       this.voice.learnLevel(burst.levelDb);
       this.cutBySpeech = true;
@@ -183,7 +184,8 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   }
 
   protected override judged(_burst: Burst, verdict: Interruption): void {
-    if (verdict.cause === 'background') this.backgroundBurst = true;
+    if (verdict.cause === 'background' || (this.headJudges && verdict.action === 'continue'))
+      this.backgroundBurst = true;
     else if (verdict.action !== 'continue' && this.speaking) this.cutBySpeech = true;
   }
 
@@ -355,6 +357,13 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
         // The model does not track work itself: it asks, and the answer comes back as <backend>.
         this.enqueue({ text: `Let me see. <delegate>${STATUS_QUERY}</delegate>`, role: 'other' });
         return;
+      case 'recall': {
+        const said = this.entries.entries.findLast((e) => e.role === 'assistant' && e.text.trim() !== '')?.text;
+        this.enqueue({ text: recallReply(said ?? null), role: 'other' });
+        // Saying a question for a city again asks it again.
+        if (said) this.awaitingCityFor = heardCityQuestion(said);
+        return;
+      }
       case 'unknown':
         // A lone "okay" after the assistant finished needs no answer.
         if (readOverlap(text) !== 'backchannel') this.enqueue({ text: lookInto(text), role: 'other' });
@@ -384,14 +393,4 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     this.plan.offerAfter = null;
     this.enqueue({ text: RESUME_OFFER, role: 'offer', resumeOffer: { planId: this.plan.planId } }, true);
   }
-}
-
-/** Which city question `heard` is the start of, once it goes past the words both questions share. */
-function heardCityQuestion(heard: string): 'weather' | 'time' | null {
-  const text = heard.trim();
-  const shared = 'Which city would you like the '.length;
-  if (text.length <= shared) return null;
-  if (askForCity('weather').startsWith(text)) return 'weather';
-  if (askForCity('time').startsWith(text)) return 'time';
-  return null;
 }

@@ -16,6 +16,9 @@ describe('understandRequest', () => {
     ['Hello there', { kind: 'greeting' }],
     ["How's that going?", { kind: 'status' }],
     ['any update on the weather?', { kind: 'status' }],
+    ['What did you just tell me?', { kind: 'recall' }],
+    ['sorry, could you say that again', { kind: 'recall' }],
+    ['what did you say about the time in Tokyo', { kind: 'recall' }],
     ['tell me a joke', { kind: 'unknown' }],
   ])('%s', (text, expected) => {
     expect(understandRequest(text)).toEqual(expected);

@@ -1,7 +1,8 @@
 /**
  * The reference model's language understanding: deliberately narrow, pattern-based readings of
- * typed text. Requests: weather and world time in a city, calculations and unit conversions, and
- * greetings. Overlap while the assistant speaks: backchannels, cancels, bare stops and corrections.
+ * typed text. Requests: weather and world time in a city, calculations and unit conversions,
+ * greetings, and asking what the assistant just said. Overlap while the assistant speaks:
+ * backchannels, cancels, bare stops and corrections.
  * Everything here is pure and synchronous.
  *
  * @example
@@ -18,6 +19,8 @@ export type Understanding =
   | { kind: 'missing_city'; for: 'weather' | 'time' }
   | { kind: 'greeting' }
   | { kind: 'status' }
+  /** "What did you just tell me?": the model says again what the user last heard from it. */
+  | { kind: 'recall' }
   | { kind: 'unknown' };
 
 export type OverlapReading = 'backchannel' | 'cancel' | 'stop' | 'correction' | 'other';
@@ -27,6 +30,8 @@ const TIME = /\b(what time|the time|time is it|local time|time in|time at|clock 
 /** "How's that going?": a question about delegated work, answered from its work state. */
 const STATUS =
   /\b(how ?s (that|it) (going|coming)|how is (that|it) (going|coming)|any (update|news)|is it (done|ready)|what ?s the status|status (update|of))\b/;
+const RECALL =
+  /\b(what did you (just )?(say|tell me)|what (was|were) you (just )?saying|say (that|it) again|repeat (that|it|yourself|what you said)|come again)\b/;
 const CALC_WORD =
   /\b(convert|calculate|compute|plus|minus|times|multiplied|divided|over|percent|squared|cubed|square root|power|how many|how much is)\b/;
 const CALC_SYMBOL = /\d\s*[-+*/x×÷^%]\s*\d|\d\s*%/;
@@ -160,6 +165,7 @@ export function extractCity(text: string, bare = false): string | null {
 export function understandRequest(text: string): Understanding {
   const n = normalize(text);
   if (STATUS.test(n)) return { kind: 'status' };
+  if (RECALL.test(n)) return { kind: 'recall' };
   if (TIME.test(n)) {
     const city = extractCity(text);
     return city ? { kind: 'time', city } : { kind: 'missing_city', for: 'time' };

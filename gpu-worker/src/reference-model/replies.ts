@@ -70,3 +70,24 @@ export function askForCity(forIntent: 'weather' | 'time'): string {
 export function visibleText(text: string): string {
   return text.replace(DELEGATE, '').replace(/\s+/g, ' ').trim();
 }
+
+/** Said after a cancel that arrives once the assistant has stopped talking. */
+export const CANCELLED_REPLY = 'Okay, I have cancelled that.';
+
+/** Said when the recogniser heard speech but its words were probably not what was said. */
+export const UNCLEAR_REPLY = 'Sorry, I did not catch that. Could you say it again?';
+
+/** The answer to "what did you just tell me?": what the user last heard, restored history included. */
+export function recallReply(said: string | null): string {
+  return said ? `I said: ${said}` : 'I have not said anything yet.';
+}
+
+/** Which city question `heard` is the start of, once it goes past the words both questions share. */
+export function heardCityQuestion(heard: string): 'weather' | 'time' | null {
+  const text = heard.trim();
+  const shared = 'Which city would you like the '.length;
+  if (text.length <= shared) return null;
+  if (askForCity('weather').startsWith(text)) return 'weather';
+  if (askForCity('time').startsWith(text)) return 'time';
+  return null;
+}

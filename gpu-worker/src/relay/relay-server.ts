@@ -7,6 +7,7 @@ import {
   decodeEdgeToWorkerFrame,
   type EdgeToWorkerFrame,
   encodeRelayFrame,
+  HANDOVER_REASON,
   logUnlessTeardown,
   RELAY_CLOSE_CODES,
   RELAY_PATH,
@@ -22,6 +23,11 @@ const log = createLogger('gpu-worker.relay');
 export interface RelayFrameHost {
   handleFrame(frame: unknown): void;
   onFrame(listener: (frame: WorkerToEdgeFrame) => void): () => void;
+  /**
+   * Lets go of a session without ending it, answering `closed` with HANDOVER_REASON once its
+   * events are stored (SessionHost.handOver). Without it, a drain cannot hand sessions over.
+   */
+  handOver?(session: string): void;
 }
 
 export interface ServeRelayOptions {
@@ -68,6 +74,14 @@ export interface RelayServer {
   stats(): RelayStats;
   /** Refuses new sessions (`model_unavailable`) while live ones carry on and lost ones may be reclaimed. */
   drain(): void;
+  /**
+   * Drains, and asks the edges to move every session elsewhere (a `handover` frame each, all at
+   * once): each edge holds the session's input, answers `close` with HANDOVER_REASON, and the host
+   * lets the session go once its events are stored. `sessionCount` falls to 0 as they leave.
+   */
+  handOverAll(): void;
+  /** At the drain's deadline: lets go of every session left (`closed` with HANDOVER_REASON) without waiting for its edge. */
+  releaseAll(): void;
   /** Closes every edge connection (1001) and ends every session on the host. */
   close(): Promise<void>;
 }
@@ -96,6 +110,18 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
   let pongs = 0;
   let closed = false;
   let draining = false;
+  /**
+   * Sessions let go of for a handover: input for them that was already on its way is dropped
+   * without an error (the edge queues the rest for the next worker). At most the sessions this
+   * worker held when it drained; the process exits after its drain.
+   */
+  const handedOver = new Set<string>();
+  const handOver = (session: string): void => {
+    if (handedOver.has(session)) return;
+    handedOver.add(session);
+    if (host.handOver === undefined) host.handleFrame({ kind: 'close', session, reason: 'worker draining' });
+    else host.handOver(session);
+  };
 
   const routes = new SessionRoutes<RelayConnection>({
     graceMs: options.reclaimGraceMs ?? 15_000,
@@ -136,6 +162,12 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
         return;
       }
       host.handleFrame(frame);
+      return;
+    }
+    if (handedOver.has(frame.session)) return;
+    if (frame.kind === 'close' && frame.reason === HANDOVER_REASON && draining) {
+      // The edge holds the session's input from here on: let it go once its events are stored.
+      if (routes.owner(frame.session) === connection) handOver(frame.session);
       return;
     }
     if (routes.owner(frame.session) !== connection) {
@@ -236,6 +268,17 @@ export async function serveRelay(options: ServeRelayOptions): Promise<RelayServe
     stats,
     drain() {
       draining = true;
+    },
+    handOverAll() {
+      draining = true;
+      for (const session of routes.sessions()) {
+        if (!handedOver.has(session))
+          routes.deliver(session, encodeRelayFrame({ kind: 'handover', session, reason: 'draining' }));
+      }
+    },
+    releaseAll() {
+      draining = true;
+      for (const session of routes.sessions()) handOver(session);
     },
     async close() {
       if (closed) return;

@@ -47,6 +47,11 @@ export class SessionRoutes<C extends RouteTarget> {
     return this.#owners.size + this.#orphans.size;
   }
 
+  /** Every session owned or waiting to be reclaimed. */
+  sessions(): string[] {
+    return [...this.#owners.keys(), ...this.#orphans.keys()];
+  }
+
   owner(session: string): C | undefined {
     return this.#owners.get(session);
   }

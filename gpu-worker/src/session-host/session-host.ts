@@ -3,9 +3,11 @@ import {
   type DelegationExecutor,
   type EdgeToWorkerFrame,
   EdgeToWorkerFrameSchema,
+  HANDOVER_REASON,
   type InputAudioBudget,
   type MediaStore,
   type ModelPort,
+  type TimelineEvent,
   type TimelineStore,
   toVenusError,
   type WorkerToEdgeFrame,
@@ -40,6 +42,18 @@ export interface SessionHostOptions {
   spokenPhrases?: (tenant: string) => Promise<readonly string[]>;
 }
 
+/** Utterances of earlier incarnations a resumed session remembers (acknowledgements still under way). */
+const EARLIER_UTTERANCES = 32;
+
+function latestUtterances(events: readonly TimelineEvent[]): Set<string> {
+  const ids = new Set<string>();
+  for (let i = events.length - 1; i >= 0 && ids.size < EARLIER_UTTERANCES; i--) {
+    const e = events[i]!;
+    if (e.type === 'assistant.utterance') ids.add(e.data.utteranceId);
+  }
+  return ids;
+}
+
 /** Phrases a session's recogniser grammar takes from its tenant's functions: bounds the grammar's size and cost. */
 const MAX_SPOKEN_PHRASES = 400;
 
@@ -56,6 +70,8 @@ const MAX_SPOKEN_PHRASES = 400;
 export class SessionHost {
   private readonly sessions = new Map<string, SessionRuntime>();
   private readonly opening = new Map<string, EdgeToWorkerFrame[]>();
+  /** Sessions to hand over once their open completes (a subset of `opening`, so bounded like it). */
+  private readonly handOverOnOpen = new Set<string>();
   private readonly listeners = new Set<(frame: WorkerToEdgeFrame) => void>();
   private readonly unsubscribeWork: () => void;
   readonly stepStats = new StepStats();
@@ -132,7 +148,8 @@ export class SessionHost {
     try {
       const startSeq = await this.opts.store.lastSeq(frame.session);
       // A session with a timeline resumes: its context is rebuilt from what was said and heard.
-      const resumed = startSeq === 0 ? undefined : replayTimeline(await this.opts.store.read(frame.session));
+      const stored = startSeq === 0 ? [] : await this.opts.store.read(frame.session);
+      const resumed = startSeq === 0 ? undefined : replayTimeline(stored);
       const incarnation = resumed === undefined ? 0 : resumed.lastIncarnation + 1;
       const phrases = await this.phrasesOf(frame.tenant);
       const model = await this.opts.model.openSession({
@@ -155,7 +172,7 @@ export class SessionHost {
         media: this.media,
         emit: (f) => this.emit(f),
         startSeq,
-        ...(resumed ? { resumed } : {}),
+        ...(resumed ? { resumed, earlierUtterances: latestUtterances(stored) } : {}),
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.autoStep === false ? { autoStep: false } : {}),
         onStep: (s) => this.stepStats.record(s.latencyMs, s.missed),
@@ -181,11 +198,34 @@ export class SessionHost {
       });
       this.emit({ kind: 'closed', session: frame.session, reason: e.code });
       this.opening.delete(frame.session);
+      this.handOverOnOpen.delete(frame.session);
       return;
     }
     const queued = this.opening.get(frame.session) ?? [];
     this.opening.delete(frame.session);
     for (const f of queued) this.handleFrame(f);
+    if (this.handOverOnOpen.delete(frame.session)) this.handOver(frame.session);
+  }
+
+  /**
+   * Hands a session over (drain): it leaves this host at once, and `closed` with HANDOVER_REASON
+   * follows once its timeline writes are stored (`SessionRuntime.release`); its delegations go on
+   * for the next incarnation. A session still opening is handed over once open.
+   */
+  handOver(session: string): void {
+    if (this.opening.has(session)) {
+      this.handOverOnOpen.add(session);
+      return;
+    }
+    const runtime = this.sessions.get(session);
+    if (!runtime) {
+      this.emit({ kind: 'closed', session, reason: HANDOVER_REASON });
+      return;
+    }
+    this.sessions.delete(session);
+    runtime.release(HANDOVER_REASON).catch((err: unknown) => {
+      log.warn({ err, session }, 'handover failed');
+    });
   }
 
   session(id: string): SessionRuntime | undefined {

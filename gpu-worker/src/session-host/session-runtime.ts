@@ -45,6 +45,11 @@ export interface SessionRuntimeOptions {
   inputAudio?: InputAudioBudget;
   /** What an earlier incarnation left (failover, drain): open work to re-bind, a cut utterance to end. */
   resumed?: ReplayedSession;
+  /**
+   * Utterances of earlier incarnations (the latest, bounded by the host): the client may still be
+   * playing one when the session moves, and its acknowledgements are dropped quietly, not refused.
+   */
+  earlierUtterances?: ReadonlySet<string>;
 }
 
 /**
@@ -194,6 +199,28 @@ export class SessionRuntime {
         s.model.guard(model.appendText({ inputSeq, itemId, text }));
         return;
       }
+      case 'history': {
+        // Restored history is context, not a turn: no activity, nothing for the model to answer.
+        const inputSeq = ++this.inputSeq;
+        const { itemId, role, text } = frame;
+        s.writer.append({ stream: 'system', type: 'conversation.restored', data: { inputSeq, itemId, role, text } });
+        if (model.appendHistory)
+          s.model.guard(model.appendHistory({ inputSeq, itemId, role, text }), 'restoring history');
+        else
+          s.writer.error(
+            'unsupported_feature',
+            'this model port cannot take restored history items',
+            'conversation.item.create',
+          );
+        return;
+      }
+      case 'response_instructions': {
+        const { instructions } = frame;
+        const applied = model.instructNextResponse !== undefined;
+        s.writer.append({ stream: 'system', type: 'response.instructions', data: { instructions, applied } });
+        if (model.instructNextResponse) s.model.guard(model.instructNextResponse({ instructions }), 'instructions');
+        return;
+      }
       case 'dtmf':
         s.writer.append({ stream: 'user', type: 'user.dtmf', data: { inputSeq: ++this.inputSeq, digit: frame.digit } });
         return;
@@ -252,6 +279,8 @@ export class SessionRuntime {
   ): void {
     const { s } = this;
     const u = s.ledger.get(utteranceId);
+    // Heard after the move: the new context was built from what had been heard before it.
+    if (!u && this.opts.earlierUtterances?.has(utteranceId)) return;
     if (!u) {
       const message = `playback acknowledgement for ${utteranceId}, which is not an item of this session`;
       // The client's event id, when the ack came from one, so its error names the event it answers.
@@ -272,6 +301,23 @@ export class SessionRuntime {
   /** Resolves once every event stamped so far is in the store. */
   flushed(): Promise<void> {
     return this.s.writer.flushed();
+  }
+
+  /**
+   * Lets go of the session for another worker to resume it from its timeline (a drain's planned
+   * migration): the loop stops (an utterance in progress is cut; the next incarnation ends it as
+   * `discarded`), every event stamped so far is stored, and the model session is closed. Unlike
+   * `close`, no `session.closed` is written and the work book stays open: its delegations keep
+   * running and are re-bound by the next incarnation. Emits `closed` with `reason` at the end.
+   */
+  async release(reason: string): Promise<void> {
+    const { s } = this;
+    if (s.closed) return;
+    s.closed = true;
+    this.loop.stop();
+    await s.writer.flushed();
+    await s.model.close(reason);
+    this.opts.emit({ kind: 'closed', session: this.sessionId, reason });
   }
 
   async close(reason: string): Promise<void> {

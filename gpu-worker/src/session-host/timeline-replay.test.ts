@@ -107,4 +107,29 @@ describe('replayTimeline', () => {
     expect(replayed.history).toEqual([{ role: 'backend', text: 'It is 18 degrees in Paris.' }]);
     expect(replayed.parked).toEqual({ planId: 'p1', utteranceId: 'u1', remainder: 'rest' });
   });
+
+  it('puts restored history back into the rebuilt context in its place, and counts its input seqs', () => {
+    const restored = (inputSeq: number, role: 'user' | 'assistant' | 'system' | 'backend', text: string) =>
+      ({
+        stream: 'system',
+        type: 'conversation.restored',
+        data: { inputSeq, itemId: `i${inputSeq}`, role, text },
+      }) as const;
+    const events = timeline([
+      restored(1, 'system', 'Answer briefly.'),
+      restored(2, 'user', 'Where is my order?'),
+      restored(3, 'backend', 'The function lookup_order was called with {"id":"4417"} and returned: shipped'),
+      restored(4, 'assistant', 'Your order 4417 shipped on Monday.'),
+      { stream: 'user', type: 'user.text', data: { inputSeq: 5, itemId: 'i5', text: 'what did you just tell me?' } },
+    ]);
+    const replayed = replayTimeline(events);
+    expect(replayed.history).toEqual([
+      { role: 'system', text: 'Answer briefly.' },
+      { role: 'user', text: 'Where is my order?' },
+      { role: 'backend', text: 'The function lookup_order was called with {"id":"4417"} and returned: shipped' },
+      { role: 'assistant', text: 'Your order 4417 shipped on Monday.' },
+      { role: 'user', text: 'what did you just tell me?' },
+    ]);
+    expect(replayed.lastInputSeq).toBe(5);
+  });
 });

@@ -14,7 +14,10 @@ export interface OpenWork {
 
 /** What a new incarnation rebuilds from a session's stored timeline. */
 export interface ReplayedSession {
-  /** What the user said and what they heard of each reply (not what was merely generated), in order. */
+  /**
+   * What the user said and what they heard of each reply (not what was merely generated), and the
+   * history the client restored (system entries among it), in order.
+   */
   history: ContextEntry[];
   /** The last plan parked and not yet resumed. */
   parked: { planId: string; utteranceId: string; remainder: string } | null;
@@ -71,6 +74,9 @@ export function replayTimeline(events: readonly TimelineEvent[]): ReplayedSessio
         break;
       case 'user.text':
         push({ role: 'user', text: e.data.text });
+        break;
+      case 'conversation.restored':
+        push({ role: e.data.role, text: e.data.text });
         break;
       case 'user.transcript':
         if (e.data.addressed && e.data.text) push({ role: 'user', text: e.data.text });

@@ -4,12 +4,16 @@ import { MAX_UNWRITTEN_EVENTS, TimelineWriter } from './timeline-writer.ts';
 
 /**
  * Fake store: keeps a log with the real seq rule; each append waits until the test releases it
- * ('ok', an error, or 'applied-then-failed': stored, but the caller hears a failure).
+ * ('ok', an error, 'applied-then-failed': stored, but the caller hears a failure, or
+ * 'applied-then-resent': stored, and the caller hears the seq conflict of the same command sent
+ * again, as ioredis resends a command in flight when its connection drops).
  */
+type Outcome = 'ok' | 'applied-then-failed' | 'applied-then-resent' | Error;
+
 class FakeGatedStore {
   readonly batches: TimelineEvent[][] = [];
   readonly stored: TimelineEvent[] = [];
-  private releases: ((outcome: 'ok' | 'applied-then-failed' | Error) => void)[] = [];
+  private releases: ((outcome: Outcome) => void)[] = [];
   append(events: readonly TimelineEvent[]): Promise<void> {
     this.batches.push([...events]);
     return new Promise((resolve, reject) => {
@@ -19,6 +23,8 @@ class FakeGatedStore {
           return reject(new VenusError('timeline_seq_conflict', 'seqs do not continue the log'));
         this.stored.push(...events);
         if (outcome === 'applied-then-failed') reject(new VenusError('internal_error', 'connection reset'));
+        else if (outcome === 'applied-then-resent')
+          reject(new VenusError('timeline_seq_conflict', 'seqs do not continue the log'));
         else resolve();
       });
     });
@@ -26,7 +32,7 @@ class FakeGatedStore {
   async read(_session: string, o: { fromSeq?: number; toSeq?: number } = {}): Promise<TimelineEvent[]> {
     return this.stored.filter((e) => e.seq >= (o.fromSeq ?? 1) && e.seq <= (o.toSeq ?? Number.MAX_SAFE_INTEGER));
   }
-  release(outcome: 'ok' | 'applied-then-failed' | Error = 'ok'): void {
+  release(outcome: Outcome = 'ok'): void {
     this.releases.shift()?.(outcome);
   }
 }
@@ -90,7 +96,8 @@ describe('TimelineWriter', () => {
 
   it('is fenced by a seq conflict: it reports it, drops what waits and writes nothing more', async () => {
     const { writer, store, frames, fenced } = setup();
-    store.stored.push({ ...writer.append(text('theirs')) }); // another writer already wrote seq 1
+    // Another writer already wrote seq 1: an event of its own (another stamp), not this writer's.
+    store.stored.push({ ...writer.append(text('theirs')), atMs: 1 });
     writer.append(text('b'));
     store.release();
     await tick();
@@ -137,6 +144,38 @@ describe('TimelineWriter', () => {
     store.release();
     await writer.flushed();
     expect(store.stored.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(fenced).toEqual([]);
+  });
+
+  // Regression (Redis SIGKILLed with AOF on): the append in flight was applied and made durable, its
+  // reply was lost with the connection, and ioredis sent it again: the seq conflict that came back
+  // fenced a live session.
+  it('takes a conflict on events it had itself stored (a resent command) as written, not as a fence', async () => {
+    const { writer, store, fenced } = setup();
+    writer.append(text('a'));
+    store.release('applied-then-resent');
+    await tick();
+    writer.append(text('b'));
+    await tick();
+    store.release();
+    await writer.flushed();
+    expect(store.stored.map((e) => e.seq)).toEqual([1, 2]);
+    expect(fenced).toEqual([]);
+  });
+
+  it('writes only the rest when the store had applied the first part of a grown retried batch', async () => {
+    const { writer, store, fenced } = setup();
+    writer.append(text('a'));
+    writer.append(text('b'));
+    store.release('applied-then-failed');
+    await tick();
+    // The retry carries a and b; the store holds a already, so it is refused, and b follows alone.
+    store.release();
+    await tick();
+    store.release();
+    await writer.flushed();
+    expect(store.stored.map((e) => e.seq)).toEqual([1, 2]);
+    expect(store.batches.map((b) => b.map((e) => e.seq))).toEqual([[1], [1, 2], [2]]);
     expect(fenced).toEqual([]);
   });
 

@@ -51,8 +51,9 @@ function defaultRetryDelay(attempt: number): Promise<void> {
  * A store that fails (Redis restarting, a network blink) loses nothing: the batch goes back to the
  * head of the queue and is retried with backoff (100 ms doubling to 5 s) while new events queue
  * behind it, up to `MAX_UNWRITTEN_EVENTS`; past that the session is ended as `timeline_unavailable`
- * rather than dropping accepted events. A retried batch that the store had in fact applied before
- * failing is recognised (the stored events are ours) and not written twice. A batch the store
+ * rather than dropping accepted events. A batch (or the first part of one) that the store had in
+ * fact applied although the writer heard a failure or a seq conflict (a command resent after a
+ * lost connection) is recognised (the stored events are ours, as stamped) and not written twice. A batch the store
  * refuses as `timeline_seq_conflict` while the store holds nothing of the session means the store
  * lost the log (Redis restarted without persistence): the writer starts the log again with the
  * last `MAX_REWRITTEN_EVENTS` it wrote and the batch, and records the seqs that were lost as a
@@ -144,11 +145,18 @@ export class TimelineWriter {
       await this.opts.store.append(batch);
     } catch (err) {
       const e = toVenusError(err);
-      if (e.code === 'timeline_seq_conflict' && !(this.attempt > 0 && (await this.alreadyStored(batch)))) {
+      if (e.code !== 'timeline_seq_conflict') return this.retryLater(batch, e);
+      const ours = await this.storedOfOurs(batch);
+      if (ours === 0) {
         if (await this.storeLostLog(batch)) return this.startAgain(batch);
         return this.fence(e);
       }
-      if (e.code !== 'timeline_seq_conflict') return this.retryLater(batch, e);
+      if (ours < batch.length) {
+        // The store holds the first part (what was in flight before the retried batch grew): the rest follows.
+        this.wrote(batch.slice(0, ours));
+        this.queue = batch.slice(ours).concat(this.queue);
+        return;
+      }
     }
     this.wrote(batch);
     if (this.attempt > 0) log.info({ session: this.opts.sessionId, attempts: this.attempt }, 'timeline store back');
@@ -199,15 +207,22 @@ export class TimelineWriter {
     this.error('timeline_unavailable', message);
   }
 
-  /** After a failed write the store may have applied it anyway: then its events are ours, as stamped. */
-  private async alreadyStored(batch: TimelineEvent[]): Promise<boolean> {
+  /**
+   * How many of the batch's first events the store already holds exactly as stamped here: a write
+   * it applied although the reply was lost (a connection dropped mid-command, which ioredis sends
+   * again on reconnect and which then conflicts with itself; or a failure before a retry that has
+   * since grown). 0 when they are not ours (a newer owner) or cannot be read now: the safe side of
+   * a fence.
+   */
+  private async storedOfOurs(batch: TimelineEvent[]): Promise<number> {
     const first = batch[0]?.seq ?? 0;
     const last = batch.at(-1)?.seq ?? 0;
     try {
       const stored = await this.opts.store.read(this.opts.sessionId, { fromSeq: first, toSeq: last });
-      return stored.length === batch.length && JSON.stringify(stored) === JSON.stringify(batch);
+      if (stored.length === 0 || stored.length > batch.length) return 0;
+      return stored.every((event, i) => JSON.stringify(event) === JSON.stringify(batch[i])) ? stored.length : 0;
     } catch {
-      return false; // unreadable now: treat as a real conflict, the safe side of a fence
+      return 0;
     }
   }
 

@@ -1,4 +1,4 @@
-import type { ErrorCode, OutputStep, PrefillAck, PrefillRequest, StepRequest } from '@venus/protocol';
+import type { ContextRole, ErrorCode, OutputStep, PrefillAck, PrefillRequest, StepRequest } from '@venus/protocol';
 
 /**
  * Messages between the main thread and a thread that hosts model sessions (the reference model's
@@ -37,6 +37,10 @@ export type SessionThreadMessage<O extends OpenMessage = OpenMessage> =
   | O
   | { t: 'audio'; handle: number; inputSeq: number; pcm: Int16Array }
   | { t: 'text'; handle: number; inputSeq: number; text: string }
+  /** A restored conversation item: an input like text, taken into the context and not answered. */
+  | { t: 'history'; handle: number; inputSeq: number; role: ContextRole; text: string }
+  /** Instructions for the session's next response only (ports whose setup says it takes them). */
+  | { t: 'instructions'; handle: number; text: string }
   | { t: 'call'; id: number; handle: number; call: SessionCall }
   /** Release native resources before the thread is terminated (terminating a live onnxruntime session aborts the process). */
   | { t: 'shutdown'; id: number }

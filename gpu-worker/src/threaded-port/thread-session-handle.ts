@@ -1,4 +1,6 @@
 import {
+  type ContextEntry,
+  type ContextRole,
   type InputAck,
   type ModelSession,
   type OutputStep,
@@ -14,6 +16,10 @@ export interface SessionOwner {
   readonly closed: boolean;
   /** How errors name the model, e.g. "the cascade model". */
   readonly modelName: string;
+  /** The roles of restored history its sessions take into their context. */
+  readonly historyRoles: ReadonlySet<ContextRole>;
+  /** Its sessions take one-shot instructions for their next response. */
+  readonly takesResponseInstructions: boolean;
   released(session: ThreadSessionHandle): void;
 }
 
@@ -25,7 +31,10 @@ export interface SessionThread {
   sessions: number;
   readonly alive: boolean;
   nextId(): number;
-  send(message: Extract<SessionThreadMessage, { t: 'audio' | 'text' }>, transfer?: readonly ArrayBuffer[]): void;
+  send(
+    message: Extract<SessionThreadMessage, { t: 'audio' | 'text' | 'history' | 'instructions' }>,
+    transfer?: readonly ArrayBuffer[],
+  ): void;
   call<T>(message: Extract<SessionThreadMessage, { t: 'call' }>): Promise<T>;
 }
 
@@ -44,6 +53,8 @@ export interface SessionThread {
 export class ThreadSessionHandle implements ModelSession {
   private lastInputSeq = -1;
   private state: 'open' | 'closed' | 'stale' = 'open';
+  /** Present only where the port's sessions take one-shot instructions (the host checks for it). */
+  readonly instructNextResponse?: (input: { instructions: string }) => Promise<void>;
 
   constructor(
     readonly sessionId: string,
@@ -51,7 +62,14 @@ export class ThreadSessionHandle implements ModelSession {
     private readonly handle: number,
     private readonly link: SessionThread,
     private readonly owner: SessionOwner,
-  ) {}
+  ) {
+    if (owner.takesResponseInstructions) {
+      this.instructNextResponse = async ({ instructions }) => {
+        this.assertOpen();
+        this.link.send({ t: 'instructions', handle: this.handle, text: instructions });
+      };
+    }
+  }
 
   private get modelName(): string {
     return this.owner.modelName;
@@ -83,6 +101,17 @@ export class ThreadSessionHandle implements ModelSession {
     this.acceptInput(input.inputSeq);
     this.link.send({ t: 'text', handle: this.handle, inputSeq: input.inputSeq, text: input.text });
     return { inputSeq: input.inputSeq };
+  }
+
+  async appendHistory(input: { inputSeq: number; itemId: string } & ContextEntry): Promise<InputAck> {
+    this.assertOpen();
+    if (!this.owner.historyRoles.has(input.role)) {
+      throw new VenusError('unsupported_feature', `${this.modelName} cannot take a restored ${input.role} item`);
+    }
+    this.acceptInput(input.inputSeq);
+    const { inputSeq, role, text } = input;
+    this.link.send({ t: 'history', handle: this.handle, inputSeq, role, text });
+    return { inputSeq };
   }
 
   async appendVideoFrame(_input: { inputSeq: number; mimeType: string; data: Uint8Array }): Promise<InputAck> {

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { ErrorCode, OutputStep, PrefillAck, PrefillRequest, StepRequest } from '@venus/protocol';
+import type { ContextEntry, ErrorCode, OutputStep, PrefillAck, PrefillRequest, StepRequest } from '@venus/protocol';
 import { VenusError } from '@venus/protocol';
 import type { OpenMessage, SessionCall, SessionThreadMessage } from './thread-protocol.ts';
 
@@ -7,6 +7,10 @@ import type { OpenMessage, SessionCall, SessionThreadMessage } from './thread-pr
 export interface ThreadDialogue {
   appendAudio(inputSeq: number, pcm: Int16Array): void;
   appendText(inputSeq: number, text: string): void;
+  /** Only the roles its port lists in `historyRoles` come here (the handle refuses the others). */
+  appendHistory(inputSeq: number, entry: ContextEntry): void;
+  /** Instructions for the next response only; present where the port's setup says it takes them. */
+  instructNextResponse?(text: string): void;
   prefill(request: PrefillRequest): PrefillAck;
   /** `heardText`, on a final acknowledgement, is what the context keeps of the utterance (the host's one rule). */
   playbackAck(utteranceId: string, playedMs: number, final: boolean, heardText?: string): void;
@@ -89,6 +93,12 @@ export class ThreadSessions<D extends ThreadDialogue> {
           return;
         case 'text':
           this.get(message.handle)?.appendText(message.inputSeq, message.text);
+          return;
+        case 'instructions':
+          this.get(message.handle)?.instructNextResponse?.(message.text);
+          return;
+        case 'history':
+          this.get(message.handle)?.appendHistory(message.inputSeq, { role: message.role, text: message.text });
           return;
         case 'call':
           this.call(message.id, message.handle, message.call);

@@ -1,4 +1,11 @@
-import { type ModelCapabilities, type ModelPort, type OpenSessionRequest, VenusError } from '@venus/protocol';
+import {
+  type ContextRole,
+  ContextRoleSchema,
+  type ModelCapabilities,
+  type ModelPort,
+  type OpenSessionRequest,
+  VenusError,
+} from '@venus/protocol';
 import { LinkPool, type StartLink } from './link-pool.ts';
 import { PortSessions } from './port-sessions.ts';
 import type { OpenMessage, SessionThreadMessage } from './thread-protocol.ts';
@@ -32,6 +39,10 @@ export interface ThreadedPortSetup {
   /** e.g. "the cascade model" */
   modelName: string;
   maxSessions: number;
+  /** Roles of restored history its sessions take into their context. Default: all of them. */
+  historyRoles?: readonly ContextRole[];
+  /** Its sessions take one-shot instructions for their next response. Default false. */
+  takesResponseInstructions?: boolean;
 }
 
 /**
@@ -52,6 +63,8 @@ export interface ThreadedPortSetup {
  */
 export abstract class ThreadedModelPort<O extends OpenMessage = OpenMessage> implements ModelPort, SessionOwner {
   readonly modelName: string;
+  readonly historyRoles: ReadonlySet<ContextRole>;
+  readonly takesResponseInstructions: boolean;
   private readonly sessions = new PortSessions();
   private isClosed = false;
 
@@ -60,6 +73,8 @@ export abstract class ThreadedModelPort<O extends OpenMessage = OpenMessage> imp
     private readonly setup: ThreadedPortSetup,
   ) {
     this.modelName = setup.modelName;
+    this.historyRoles = new Set(setup.historyRoles ?? ContextRoleSchema.options);
+    this.takesResponseInstructions = setup.takesResponseInstructions ?? false;
   }
 
   /**

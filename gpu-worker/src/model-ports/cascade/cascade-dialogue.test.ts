@@ -1,4 +1,4 @@
-import type { OutputStep } from '@venus/protocol';
+import type { ContextEntry, OutputStep } from '@venus/protocol';
 import { describe, expect, it } from 'vitest';
 import { CascadeDialogue } from './cascade-dialogue.ts';
 import { type CascadeBackends, type ChatMessage, RequestAborted } from './openai-endpoints.ts';
@@ -67,8 +67,16 @@ class Driver {
   private seq = 0;
   private chunk = 0;
 
-  constructor(readonly backends: FakeBackends) {
-    this.d = new CascadeDialogue({ sessionId: 's', incarnation: 0, backends });
+  constructor(
+    readonly backends: FakeBackends,
+    instructions?: string,
+  ) {
+    this.d = new CascadeDialogue({
+      sessionId: 's',
+      incarnation: 0,
+      backends,
+      ...(instructions ? { instructions } : {}),
+    });
   }
 
   async step(kind: 'speech' | 'quiet' | 'silence', audible = false): Promise<OutputStep> {
@@ -95,6 +103,10 @@ class Driver {
 
   say(text: string): void {
     this.d.appendText(++this.seq, text);
+  }
+
+  restore(entry: ContextEntry): void {
+    this.d.appendHistory(++this.seq, entry);
   }
 }
 
@@ -187,5 +199,42 @@ describe('CascadeDialogue turn-taking', () => {
       { role: 'assistant', content: 'One sentence' },
       { role: 'user', content: 'no, Tokyo' },
     ]);
+  });
+});
+
+describe('CascadeDialogue restored history', () => {
+  it('puts restored items into the chat messages unanswered, and a system item after the instructions', async () => {
+    const backends = new FakeBackends();
+    const drive = new Driver(backends, 'Speak French.');
+    drive.restore({ role: 'user', text: 'Where is my order?' });
+    drive.restore({ role: 'backend', text: 'lookup_order returned: shipped' });
+    drive.restore({ role: 'assistant', text: 'It shipped on Monday.' });
+    drive.restore({ role: 'system', text: 'Be brief.' });
+    await drive.steps('silence', 3);
+    expect(backends.chats).toHaveLength(0);
+    drive.say('what did you just tell me?');
+    await drive.steps('silence', 2);
+    const [messages] = backends.chats;
+    expect(messages?.[0]?.content).toContain('Instructions for this conversation:\nSpeak French.\nBe brief.');
+    expect(messages?.slice(1)).toEqual([
+      { role: 'user', content: 'Where is my order?\n<backend>lookup_order returned: shipped</backend>' },
+      { role: 'assistant', content: 'It shipped on Monday.' },
+      { role: 'user', content: 'what did you just tell me?' },
+    ]);
+  });
+
+  it('applies response instructions to the next reply only', async () => {
+    const backends = new FakeBackends();
+    const drive = new Driver(backends, 'Speak French.');
+    drive.d.instructNextResponse('Answer in one word.');
+    drive.say('hello');
+    await drive.steps('silence', 40);
+    drive.say('and again');
+    await drive.steps('silence', 2);
+    const systems = backends.chats.map((messages) => messages[0]?.content ?? '');
+    expect(systems).toHaveLength(2);
+    expect(systems[0]).toContain('Instructions for this conversation:\nSpeak French.\nAnswer in one word.');
+    expect(systems[1]).toContain('Instructions for this conversation:\nSpeak French.');
+    expect(systems[1]).not.toContain('Answer in one word.');
   });
 });

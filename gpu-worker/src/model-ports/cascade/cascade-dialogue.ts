@@ -1,4 +1,5 @@
 import {
+  type ContextEntry,
   concatPcm,
   type OutputStep,
   type PrefillRequest,
@@ -32,6 +33,7 @@ export type CascadeStepPlan = DialogueStepPlan;
 /** Bursts with less speech than this (a click, a cough) are not turns. */
 const MIN_TURN_SPEECH_MS = 150;
 const HISTORY_MESSAGES = 200;
+const RESTORED_INSTRUCTIONS = 16;
 
 /**
  * One session of the cascade port: the duplex dialogue core (our VAD and overlap rules) with a
@@ -59,6 +61,10 @@ export class CascadeDialogue extends DuplexDialogue<CascadeReply> {
   /** Overlapping bursts judged a bid for the floor: their speech is the user's next turn. */
   private readonly floorTaken = new WeakSet<Burst>();
   private parked: string | null = null;
+  /** System items the client restored, after the session's instructions (bounded like the history). */
+  private readonly restoredInstructions = new ContextLog<string>(RESTORED_INSTRUCTIONS);
+  /** `response.create`'s instructions, for the next reply only (a later one replaces them). */
+  private nextInstructions: string | null = null;
   private failure: VenusError | null = null;
   private replyCount = 0;
 
@@ -126,6 +132,24 @@ export class CascadeDialogue extends DuplexDialogue<CascadeReply> {
       }
     }
     this.turns.push({ kind: 'text', text });
+  }
+
+  /** Restored history: chat messages of the context; a system item joins the instructions. */
+  protected restored(entry: ContextEntry): void {
+    if (entry.role === 'system') this.restoredInstructions.push(entry.text);
+    else if (entry.role === 'backend') this.history.push({ role: 'user', content: `<backend>${entry.text}</backend>` });
+    else this.history.push({ role: entry.role, content: entry.text });
+  }
+
+  /** Instructions for the next reply only, after the session's (`response.instructions`). */
+  instructNextResponse(text: string): void {
+    this.nextInstructions = text;
+  }
+
+  /** The session's instructions, then the system items the client restored, in order. */
+  get instructions(): string | undefined {
+    const all = [this.options.instructions ?? '', ...this.restoredInstructions.entries].filter((t) => t !== '');
+    return all.length === 0 ? undefined : all.join('\n');
   }
 
   protected override judged(burst: Burst, verdict: Interruption): void {
@@ -236,12 +260,14 @@ export class CascadeDialogue extends DuplexDialogue<CascadeReply> {
     this.replyCount += 1;
     const r = this.remember(new CascadeReply(`${this.idPrefix}${this.replyCount}`, turn));
     this.pending = r;
-    void this.run(r);
+    const oneShot = this.nextInstructions;
+    this.nextInstructions = null;
+    void this.run(r, oneShot);
     return r;
   }
 
   /** Transcribe (for speech), then stream the chat model's reply and synthesise it sentence by sentence. */
-  private async run(r: CascadeReply): Promise<void> {
+  private async run(r: CascadeReply, oneShot: string | null): Promise<void> {
     const { backends } = this.options;
     try {
       let userText: string | null = null;
@@ -259,7 +285,7 @@ export class CascadeDialogue extends DuplexDialogue<CascadeReply> {
       const messages = chatRequestMessages({
         history: this.history.entries,
         systemPrompt: this.options.systemPrompt,
-        instructions: this.options.instructions,
+        instructions: [this.instructions, oneShot].filter((t) => t).join('\n') || undefined,
         parked: this.parked,
       });
       for await (const delta of backends.chat(messages, r.signal)) {

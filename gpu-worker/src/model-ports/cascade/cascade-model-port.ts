@@ -33,7 +33,7 @@ export class CascadeModelPort extends ThreadedModelPort<CascadeOpen> {
     pool: SessionThreadPool<CascadeOpen>,
     readonly config: CascadeConfig,
   ) {
-    super(pool, { modelName: 'the cascade model', maxSessions: config.maxSessions });
+    super(pool, { modelName: 'the cascade model', maxSessions: config.maxSessions, takesResponseInstructions: true });
   }
 
   static async create(config: CascadeConfig): Promise<CascadeModelPort> {

@@ -1,4 +1,5 @@
 import {
+  type ContextEntry,
   type InputAck,
   type ModelSession,
   type OutputStep,
@@ -132,6 +133,25 @@ export class OfficialServiceSession implements ModelSession {
     );
   }
 
+  /**
+   * Restored history. The service's context is its own KV cache, fed only by audio, video and
+   * private prefills: a restored function call with its output is a `<backend>` result and goes in
+   * as a silent prefill; a user, assistant or system message has no input and is refused.
+   */
+  async appendHistory(input: { inputSeq: number; itemId: string } & ContextEntry): Promise<InputAck> {
+    this.ensureUsable();
+    if (input.role !== 'backend') {
+      throw new VenusError(
+        'unsupported_feature',
+        `the official Realtime-Venus model service has no input for a restored ${input.role} message; only a function call with its output can be restored (as a silent prefill)`,
+      );
+    }
+    this.reserve(input.inputSeq);
+    const text = `<backend>${input.text}</backend>`;
+    await this.prefill({ text, attemptId: `history_${input.itemId}`, mode: 'silent' });
+    return { inputSeq: input.inputSeq };
+  }
+
   async prefill(request: PrefillRequest): Promise<PrefillAck> {
     this.ensureUsable();
     return this.serialized(async () => {
@@ -258,11 +278,11 @@ export class OfficialServiceSession implements ModelSession {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (!Number.isInteger(inputSeq) || inputSeq <= this.lastInputSeq)
-      return Promise.reject(
-        new VenusError('invalid_arguments', `inputSeq ${inputSeq} does not follow ${this.lastInputSeq}`),
-      );
-    this.lastInputSeq = inputSeq;
+    try {
+      this.reserve(inputSeq);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.serialized(async () => {
       this.ensureUsable();
       const accepted = await send(this.eventSeq + 1);
@@ -272,6 +292,12 @@ export class OfficialServiceSession implements ModelSession {
       }
       return { inputSeq };
     });
+  }
+
+  private reserve(inputSeq: number): void {
+    if (!Number.isInteger(inputSeq) || inputSeq <= this.lastInputSeq)
+      throw new VenusError('invalid_arguments', `inputSeq ${inputSeq} does not follow ${this.lastInputSeq}`);
+    this.lastInputSeq = inputSeq;
   }
 
   private serialized<T>(task: () => Promise<T>): Promise<T> {

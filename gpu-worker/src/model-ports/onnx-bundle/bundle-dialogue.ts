@@ -1,4 +1,4 @@
-import type { OutputStep, PrefillAck, PrefillRequest, SpokenSegment, StepRequest } from '@venus/protocol';
+import type { ContextEntry, OutputStep, PrefillAck, PrefillRequest, SpokenSegment, StepRequest } from '@venus/protocol';
 import { concatPcm } from '@venus/protocol';
 import { InputFence } from '../../duplex-dialogue/input-fence.ts';
 import { listenStep } from '../../duplex-dialogue/output-step.ts';
@@ -111,6 +111,17 @@ export class BundleDialogue {
     const ids = this.opts.tokenizer.encode(text.normalize('NFC')).filter((id) => !this.opts.roles.special.has(id));
     const [before, after] = this.opts.manifest.templates.userText.split('{text}') as [string, string];
     this.queue.push(inputSeq, { kind: 'tokens', ids: [...this.encode(before), ...ids, ...this.encode(after)] });
+  }
+
+  /**
+   * Restored history the bundle's templates can express: a `backend` entry (a restored function
+   * call and its output) as a silent prefill. A user, assistant or system message has no template
+   * that keeps the model from answering it; the port refuses those (`historyRoles`).
+   */
+  appendHistory(inputSeq: number, entry: ContextEntry): void {
+    if (entry.role !== 'backend') return;
+    const text = this.opts.manifest.templates.prefillSilent.replace('{text}', entry.text);
+    this.queue.push(inputSeq, { kind: 'tokens', ids: this.encode(text) });
   }
 
   prefill(request: PrefillRequest): PrefillAck {

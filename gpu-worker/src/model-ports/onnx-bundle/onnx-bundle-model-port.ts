@@ -57,7 +57,7 @@ export class OnnxBundleModelPort extends ThreadedModelPort {
     pool: SessionThreadPool<OpenMessage>,
     readonly calibration: OnnxBundleCalibration,
   ) {
-    super(pool, { modelName: 'the ONNX bundle', maxSessions: calibration.maxSessions });
+    super(pool, { modelName: 'the ONNX bundle', maxSessions: calibration.maxSessions, historyRoles: ['backend'] });
   }
 
   static async create(options: OnnxBundleOptions): Promise<OnnxBundleModelPort> {
