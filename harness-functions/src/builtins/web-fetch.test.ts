@@ -74,6 +74,19 @@ describe('web_fetch', () => {
     await expect(webFetch.run({ url: `${base}/slow` }, context())).rejects.toMatchObject({ code: 'function_timeout' });
   });
 
+  it('keeps its deadline when the fetch ignores its signal (fake fetch that never settles)', async () => {
+    const neverSettles: typeof fetch = () => new Promise<Response>(() => {});
+    const webFetch = createWebFetch({ allowHosts: [host], timeoutMs: 50, fetch: neverSettles });
+    await expect(webFetch.run({ url: `${base}/page` }, context())).rejects.toMatchObject({ code: 'function_timeout' });
+    const caller = new AbortController();
+    const pending = createWebFetch({ allowHosts: [host], fetch: neverSettles }).run(
+      { url: `${base}/page` },
+      context(caller.signal),
+    );
+    caller.abort(new Error('caller went away'));
+    await expect(pending).rejects.toThrow('caller went away');
+  });
+
   it('extracts a URL from the query', () => {
     const webFetch = createWebFetch({ allowHosts: [host] });
     expect(webFetch.extract(`please read ${base}/page.`)).toEqual({ url: `${base}/page` });

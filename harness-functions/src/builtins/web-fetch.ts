@@ -1,5 +1,6 @@
 import { VenusError } from '@venus/protocol';
 import { z } from 'zod';
+import { raceAbort } from '../abortable.ts';
 import type { VenusFunction } from '../function-definition.ts';
 
 export const WebFetchArgsSchema = z.object({
@@ -61,48 +62,66 @@ export function createWebFetch(options: WebFetchOptions): VenusFunction<WebFetch
       return host === undefined ? null : { url: `https://${host}/` };
     },
     async run({ url }, ctx) {
-      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
-      let target = new URL(url);
-      for (let hop = 0; ; hop++) {
-        if (!hostAllowed(target, allow)) {
-          throw new VenusError('function_failed', `I'm not allowed to read pages from ${target.hostname}`);
+      // One controller, aborted by the caller's signal or by our own timer, and the fetch and body
+      // read raced against it: a deadline that holds on a loaded machine, where undici's signal
+      // following can be lost to GC (nodejs/node#55428) and a fetch would otherwise hang.
+      const deadline = new AbortController();
+      const timedOut = new VenusError('function_timeout', 'the page took too long');
+      const timer = setTimeout(() => deadline.abort(timedOut), timeoutMs);
+      const onCallerAbort = (): void => deadline.abort(ctx.signal.reason);
+      if (ctx.signal.aborted) onCallerAbort();
+      else ctx.signal.addEventListener('abort', onCallerAbort, { once: true });
+      try {
+        return await raceAbort(fetchPage(new URL(url), deadline.signal), deadline.signal);
+      } catch (error) {
+        if (error === timedOut) throw new VenusError('function_timeout', `${new URL(url).hostname} took too long`);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        ctx.signal.removeEventListener('abort', onCallerAbort);
+      }
+
+      async function fetchPage(start: URL, signal: AbortSignal) {
+        let target = start;
+        for (let hop = 0; ; hop++) {
+          if (!hostAllowed(target, allow)) {
+            throw new VenusError('function_failed', `I'm not allowed to read pages from ${target.hostname}`);
+          }
+          ctx.progress(`Reading ${target.hostname}`);
+          let response: Response;
+          try {
+            response = await fetchImpl(target, {
+              redirect: 'manual',
+              signal,
+              headers: { accept: 'text/html, application/json, text/plain' },
+            });
+          } catch (error) {
+            if (signal.aborted) throw signal.reason;
+            throw new VenusError('function_failed', `I couldn't reach ${target.hostname}`, { cause: error });
+          }
+          const location = response.headers.get('location');
+          if (response.status >= 300 && response.status < 400 && location !== null) {
+            await response.body?.cancel();
+            if (hop >= maxRedirects)
+              throw new VenusError('function_failed', `${target.hostname} redirects too many times`);
+            target = new URL(location, target);
+            continue;
+          }
+          if (!response.ok) {
+            await response.body?.cancel();
+            throw new VenusError('function_failed', `${target.hostname} answered with error ${response.status}`);
+          }
+          const { text: body, truncated } = await readUpTo(response, maxBytes);
+          const type = response.headers.get('content-type') ?? '';
+          const page = toText(body, type);
+          const text = page.text.slice(0, maxChars);
+          const lead = text.length <= 240 ? text : text.slice(0, 240).replace(/\s+\S*$/, '');
+          const speech = page.title ? `${page.title}: ${lead}` : lead || `The page at ${target.hostname} is empty.`;
+          return {
+            data: { url: target.href, status: response.status, contentType: type, title: page.title, text, truncated },
+            speech: text.length > lead.length && lead !== '' ? `${speech}…` : speech,
+          };
         }
-        ctx.progress(`Reading ${target.hostname}`);
-        let response: Response;
-        try {
-          response = await fetchImpl(target, {
-            redirect: 'manual',
-            signal,
-            headers: { accept: 'text/html, application/json, text/plain' },
-          });
-        } catch (error) {
-          if (ctx.signal.aborted) throw ctx.signal.reason;
-          if (signal.aborted)
-            throw new VenusError('function_timeout', `${target.hostname} took too long`, { cause: error });
-          throw new VenusError('function_failed', `I couldn't reach ${target.hostname}`, { cause: error });
-        }
-        const location = response.headers.get('location');
-        if (response.status >= 300 && response.status < 400 && location !== null) {
-          await response.body?.cancel();
-          if (hop >= maxRedirects)
-            throw new VenusError('function_failed', `${target.hostname} redirects too many times`);
-          target = new URL(location, target);
-          continue;
-        }
-        if (!response.ok) {
-          await response.body?.cancel();
-          throw new VenusError('function_failed', `${target.hostname} answered with error ${response.status}`);
-        }
-        const { text: body, truncated } = await readUpTo(response, maxBytes);
-        const type = response.headers.get('content-type') ?? '';
-        const page = toText(body, type);
-        const text = page.text.slice(0, maxChars);
-        const lead = text.length <= 240 ? text : text.slice(0, 240).replace(/\s+\S*$/, '');
-        const speech = page.title ? `${page.title}: ${lead}` : lead || `The page at ${target.hostname} is empty.`;
-        return {
-          data: { url: target.href, status: response.status, contentType: type, title: page.title, text, truncated },
-          speech: text.length > lead.length && lead !== '' ? `${speech}…` : speech,
-        };
       }
     },
   };
