@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { headDecision, OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
+import { headDecision, nextStopStreak, OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
 import { formatReport, type Outcome, type Scored } from './report.ts';
 
 const { values } = parseArgs({
@@ -46,9 +46,11 @@ for (const c of clips) {
   const scores = await head.score(clipRows.map((r) => Float32Array.from(featureNames, (n) => Number(r[n]))));
   let headOutcome: Outcome = c.heard === '1' ? 'undecided' : 'not heard';
   let headMs: number | null = null;
+  let streak = 0;
   for (let i = 0; i < clipRows.length; i++) {
     const elapsed = Number(clipRows[i]!.elapsed_ms);
-    const verdict = headDecision(scores[i]!, elapsed, clipRows[i]!.ended === '1.00000');
+    streak = nextStopStreak(streak, scores[i]!);
+    const verdict = headDecision(scores[i]!, elapsed, clipRows[i]!.ended === '1.00000', streak);
     if (!verdict) continue;
     headOutcome = verdict.action === 'continue' ? (verdict.cause as Outcome) : 'stop';
     headMs = Number(c.onset_ms) + elapsed;

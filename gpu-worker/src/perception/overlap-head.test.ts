@@ -2,25 +2,35 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { firstHeadVerdict } from './head-verdict.ts';
 import { FEATURE_COUNT, type FeatureRow } from './overlap-features.ts';
-import { HEAD_POLICY, headDecision, OnnxOverlapHead, OVERLAP_HEAD_PATH } from './overlap-head.ts';
+import { HEAD_POLICY, headDecision, nextStopStreak, OnnxOverlapHead, OVERLAP_HEAD_PATH } from './overlap-head.ts';
 import type { Burst } from './voice-activity.ts';
 
 const probs = (...p: number[]) => Float32Array.from(p);
 
 describe('headDecision', () => {
-  it('takes the floor once an interruption is likely enough, not before MIN_STOP_MS', () => {
-    expect(headDecision(probs(0.9, 0.05, 0.03, 0.02), HEAD_POLICY.minStopMs - 1, false)).toBeNull();
-    expect(headDecision(probs(0.9, 0.05, 0.03, 0.02), HEAD_POLICY.minStopMs, false)).toEqual({
+  const rows = HEAD_POLICY.stopRows;
+  it('takes the floor once an interruption is likely enough on STOP_ROWS points in a row, not before MIN_STOP_MS', () => {
+    const sure = probs(0.9, 0.05, 0.03, 0.02);
+    expect(headDecision(sure, HEAD_POLICY.minStopMs - 1, false, rows)).toBeNull();
+    expect(headDecision(sure, HEAD_POLICY.minStopMs, false, rows - 1)).toBeNull();
+    expect(headDecision(sure, HEAD_POLICY.minStopMs, false, rows)).toEqual({
       action: 'discard',
       cause: 'interruption',
       cancelsWork: false,
     });
   });
+  it('counts a run of stop-confident points, and a doubtful point breaks it', () => {
+    const run: number[] = [];
+    for (const p of [0.98, 0.9, 0.4, 0.8, 0.75, 0.71]) run.push(nextStopStreak(run.at(-1) ?? 0, probs(p, 1 - p, 0, 0)));
+    expect(run).toEqual([1, 2, 0, 1, 2, 3]);
+  });
   it('carries on for a confident other class, waits when unsure, decides at the end or by DECIDE_BY_MS', () => {
-    expect(headDecision(probs(0.02, 0.02, 0.94, 0.02), HEAD_POLICY.minContinueMs, false)?.cause).toBe('other_directed');
-    expect(headDecision(probs(0.4, 0.3, 0.2, 0.1), 800, false)).toBeNull();
-    expect(headDecision(probs(0.2, 0.5, 0.2, 0.1), 800, true)?.cause).toBe('backchannel');
-    expect(headDecision(probs(0.5, 0.1, 0.1, 0.3), HEAD_POLICY.decideByMs, false)?.action).toBe('discard');
+    expect(headDecision(probs(0.02, 0.02, 0.94, 0.02), HEAD_POLICY.minContinueMs, false, 0)?.cause).toBe(
+      'other_directed',
+    );
+    expect(headDecision(probs(0.4, 0.3, 0.2, 0.1), 800, false, 0)).toBeNull();
+    expect(headDecision(probs(0.2, 0.5, 0.2, 0.1), 800, true, 0)?.cause).toBe('backchannel');
+    expect(headDecision(probs(0.5, 0.1, 0.1, 0.3), HEAD_POLICY.decideByMs, false, 0)?.action).toBe('discard');
   });
 });
 
@@ -40,6 +50,19 @@ describe('firstHeadVerdict', () => {
       burst: open,
       verdict: { action: 'continue', cause: 'backchannel', cancelsWork: false },
     });
+  });
+
+  it('stops only after STOP_ROWS confident points of the same burst, counted across steps', () => {
+    const burst: Burst = { speechMs: 300, levelDb: -30, overlapped: true, judged: false };
+    const row = (elapsedMs: number): FeatureRow => ({
+      burst,
+      elapsedMs,
+      ended: false,
+      features: new Float32Array(FEATURE_COUNT),
+    });
+    const sure = probs(0.95, 0.03, 0.01, 0.01);
+    expect(firstHeadVerdict([row(160), row(256)], [sure, sure])).toBeNull();
+    expect(firstHeadVerdict([row(320)], [sure])?.verdict.action).toBe('discard');
   });
 });
 

@@ -23,13 +23,40 @@ export interface OverlapHead {
 
 /**
  * When the head's probabilities are a decision, at a decision point `elapsedMs` into the burst:
- * the floor is taken once P(interruption) reaches STOP_P (after MIN_STOP_MS of speech), the
- * assistant carries on once another class reaches CONTINUE_P (after MIN_CONTINUE_MS), and a burst
- * still undecided at DECIDE_BY_MS, or ending, gets the most probable class.
+ * the floor is taken once P(interruption) has been at least STOP_P on STOP_ROWS decision points in
+ * a row (after MIN_STOP_MS of speech), the assistant carries on once another class reaches
+ * CONTINUE_P (after MIN_CONTINUE_MS), and a burst still undecided at DECIDE_BY_MS, or ending, gets
+ * the most probable class.
+ *
+ * STOP_ROWS is 3 (about 160 ms of agreeing evidence) because the head's first rows of a burst
+ * depend on how its onset falls on the 32 ms VAD frames: a clean "uh-huh" on a phone line scored
+ * P(interruption) 0.98 at one alignment and 0.00 at another, one or two rows at a time, while
+ * real interruptions stay above STOP_P; a single confident row stopped the assistant for it.
  */
-export const HEAD_POLICY = { stopP: 0.7, minStopMs: 160, continueP: 0.85, minContinueMs: 400, decideByMs: 2000 };
+export const HEAD_POLICY = {
+  stopP: 0.7,
+  stopRows: 3,
+  minStopMs: 160,
+  continueP: 0.85,
+  minContinueMs: 400,
+  decideByMs: 2000,
+};
 
-export function headDecision(probs: Float32Array, elapsedMs: number, ended: boolean): Interruption | null {
+/** Consecutive decision points with P(interruption) ≥ STOP_P, ending at the one scored `probs`. */
+export function nextStopStreak(streak: number, probs: Float32Array): number {
+  return (probs[0] ?? 0) >= HEAD_POLICY.stopP ? streak + 1 : 0;
+}
+
+/**
+ * The decision at one decision point; `stopStreak` is `nextStopStreak` carried over the burst's
+ * decision points up to and including this one.
+ */
+export function headDecision(
+  probs: Float32Array,
+  elapsedMs: number,
+  ended: boolean,
+  stopStreak: number,
+): Interruption | null {
   let best = 0;
   for (let i = 1; i < HEAD_CLASSES.length; i++) if ((probs[i] ?? 0) > (probs[best] ?? 0)) best = i;
   const verdict = (cls: number): Interruption =>
@@ -37,7 +64,7 @@ export function headDecision(probs: Float32Array, elapsedMs: number, ended: bool
       ? { action: 'discard', cause: 'interruption', cancelsWork: false }
       : { action: 'continue', cause: HEAD_CLASSES[cls]!, cancelsWork: false };
   if (ended || elapsedMs >= HEAD_POLICY.decideByMs) return verdict(best);
-  if ((probs[0] ?? 0) >= HEAD_POLICY.stopP && elapsedMs >= HEAD_POLICY.minStopMs) return verdict(0);
+  if (stopStreak >= HEAD_POLICY.stopRows && elapsedMs >= HEAD_POLICY.minStopMs) return verdict(0);
   if (best !== 0 && (probs[best] ?? 0) >= HEAD_POLICY.continueP && elapsedMs >= HEAD_POLICY.minContinueMs)
     return verdict(best);
   return null;

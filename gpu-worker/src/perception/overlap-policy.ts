@@ -61,10 +61,6 @@ export function stopsEarly(
   foregroundDb: number | null,
 ): burst is Burst {
   return (
-    burst !== null &&
-    burst.overlapped &&
-    !burst.judged &&
-    earlyStop(partial) &&
-    !isBackgroundLevel(burst.levelDb, foregroundDb)
+    burst?.overlapped === true && !burst.judged && earlyStop(partial) && !isBackgroundLevel(burst.levelDb, foregroundDb)
   );
 }
