@@ -11,21 +11,15 @@ import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { parentPort } from 'node:worker_threads';
+import { clip, contextFailure, refuseOutput, refuseRequest } from './context-boundary.mjs';
 
 const MAX_PENDING_OPS = 256;
 const MAX_LOG_LINES = 200;
-/** Characters of one log line or error message taken from the context (the prelude clips to the same). */
-const MAX_MESSAGE = 1000;
-/**
- * Bytes of one fetch request (URL, headers and body) copied to the host: a granted API call is far
- * smaller, and 256 pending requests at this size stay within a few hundred MB of the host's memory.
- */
-const MAX_FETCH_REQUEST_BYTES = 1024 * 1024;
-/** The codes the context may report for a failure; anything else it claims is a function_error. */
-const CONTEXT_CODES = new Set(['capability_denied', 'memory_limit', 'function_error', 'invalid_output']);
-
 const prelude = new vm.Script(readFileSync(new URL('./context-prelude.js', import.meta.url), 'utf8'), {
   filename: 'venus-sandbox-prelude.js',
+});
+const bufferBudget = new vm.Script(readFileSync(new URL('./context-buffer-budget.js', import.meta.url), 'utf8'), {
+  filename: 'venus-sandbox-buffer-budget.js',
 });
 const startScript = new vm.Script('__venusStart(__venusEntry)', { filename: 'venus-sandbox-start.js' });
 const dispatchScript = new vm.Script('__venusDispatch()', { filename: 'venus-sandbox-dispatch.js' });
@@ -113,6 +107,7 @@ async function execute(state) {
       maxOutputDepth: job.output.maxDepth,
       meta: job.meta,
     }),
+    bufferBudget.runInContext(context),
   );
 
   let module;
@@ -284,46 +279,6 @@ function bridge(state, op, payload) {
   }
 }
 
-/**
- * Everything that crosses out of the context was made by code the deployed function can change
- * (the prelude's JSON.stringify, String.prototype.slice, ...), so it is checked again here: a
- * failure carries only a code the context may report and a clipped message, a log line is clipped,
- * a fetch request is bounded and of the right shape before it is copied to the host.
- */
-function clip(text) {
-  return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
-}
-
-function contextFailure(payload) {
-  let parsed;
-  try {
-    parsed = typeof payload === 'string' && payload.length <= 8 * MAX_MESSAGE ? JSON.parse(payload) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  const code = parsed?.code;
-  const message = parsed?.message;
-  if (!CONTEXT_CODES.has(code) || typeof message !== 'string') {
-    return { code: 'function_error', message: 'the function failed and its error could not be read' };
-  }
-  return { code, message: clip(message) };
-}
-
-function refuseRequest(request) {
-  if (request === null || typeof request !== 'object') return 'fetch: the request could not be read';
-  const { url, method, headers, body } = request;
-  if (typeof url !== 'string' || typeof method !== 'string' || (body !== null && typeof body !== 'string')) {
-    return 'fetch: the request could not be read';
-  }
-  let bytes = url.length + method.length + (body?.length ?? 0);
-  if (headers === null || typeof headers !== 'object') return 'fetch: the request headers could not be read';
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== 'string') return 'fetch: the request headers could not be read';
-    bytes += name.length + value.length;
-  }
-  return bytes > MAX_FETCH_REQUEST_BYTES ? `fetch: the request is larger than ${MAX_FETCH_REQUEST_BYTES} bytes` : null;
-}
-
 function admitOp(state) {
   if (state.ops.size < MAX_PENDING_OPS) return true;
   fail(state, 'function_error', `more than ${MAX_PENDING_OPS} timers and fetches pending at once`);
@@ -364,31 +319,6 @@ function settleCheck(state) {
     if (state.done || state.ops.size > 0 || state.events.length > 0 || state.reentryScheduled) return;
     fail(state, 'no_result', 'the function returned a promise that can never settle (nothing left to wait for)');
   });
-}
-
-/**
- * The reply text as the prelude made it, checked again on this side of the context: it is a
- * string, within the byte limit and the nesting limit (a scan, no parse). Null when it passes.
- */
-function refuseOutput(text, output) {
-  if (typeof text !== 'string') return 'the reply could not be serialised';
-  if (text.length > output.maxBytes || Buffer.byteLength(text, 'utf8') > output.maxBytes) {
-    return `the reply is larger than ${output.maxBytes} bytes`;
-  }
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) {
-      if (++depth > output.maxDepth) return `the reply is nested deeper than ${output.maxDepth} levels`;
-    } else if (c === 125 || c === 93) depth--;
-  }
-  return null;
 }
 
 function fail(state, code, message, extra = {}) {
