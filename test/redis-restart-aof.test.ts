@@ -99,7 +99,10 @@ describe('Redis restart with AOF during live sessions', () => {
       const works = await Promise.all(
         clients.map(async (c) => {
           c.say(WEATHER);
-          const queued = await c.waitForTimeline((e) => e.type === 'work.state' && e.data.state === 'QUEUED', 90_000);
+          const queued = await named(
+            `session ${c.sessionId}: the first request's work queued`,
+            c.waitForTimeline((e) => e.type === 'work.state' && e.data.state === 'QUEUED', 90_000),
+          );
           return queued.type === 'work.state' ? queued.data.workId : '';
         }),
       );
@@ -117,9 +120,12 @@ describe('Redis restart with AOF during live sessions', () => {
         clients.map(async (c) => {
           const from = c.timeline.length;
           c.say('What time is it in Tokyo?');
-          const queued = await c.waitForTimeline(
-            (e) => c.timeline.indexOf(e) >= from && e.type === 'work.state' && e.data.state === 'QUEUED',
-            120_000,
+          const queued = await named(
+            `session ${c.sessionId}: the request after the restart queued`,
+            c.waitForTimeline(
+              (e) => c.timeline.indexOf(e) >= from && e.type === 'work.state' && e.data.state === 'QUEUED',
+              120_000,
+            ),
           );
           return queued.type === 'work.state' ? queued.data.workId : '';
         }),
@@ -127,9 +133,9 @@ describe('Redis restart with AOF during live sessions', () => {
       // A new session is placed from the registry that the workers' heartbeats keep after the restart.
       const late = await RealtimeClient.connect({ url: edgeUrl });
       late.say('What time is it in Tokyo?');
-      const lateQueued = await late.waitForTimeline(
-        (e) => e.type === 'work.state' && e.data.state === 'QUEUED',
-        120_000,
+      const lateQueued = await named(
+        'the session opened after the restart: its work queued',
+        late.waitForTimeline((e) => e.type === 'work.state' && e.data.state === 'QUEUED', 120_000),
       );
       clients.push(late);
       const registry = new Redis(redisUrl);
@@ -144,7 +150,12 @@ describe('Redis restart with AOF during live sessions', () => {
       writeFileSync(gate, 'open');
       await Promise.all(
         owed.flatMap((ids, i) =>
-          ids.map((id) => clients[i]!.waitForTimeline((e) => isWork(e, id, 'DELIVERED'), 180_000)),
+          ids.map((id) =>
+            named(
+              `session ${clients[i]!.sessionId}: work ${id} delivered`,
+              clients[i]!.waitForTimeline((e) => isWork(e, id, 'DELIVERED'), 180_000),
+            ),
+          ),
         ),
       );
 
@@ -181,3 +192,12 @@ describe('Redis restart with AOF during live sessions', () => {
     }
   }, 600_000);
 });
+
+/** `wait`, whose failure says which wait it was (the client's own timeout names only the events it has). */
+async function named<T>(what: string, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (error) {
+    throw new Error(`${what}: ${(error as Error).message}`, { cause: error });
+  }
+}
