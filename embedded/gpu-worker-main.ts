@@ -86,6 +86,7 @@ const member = redisUrl
       maxSessions,
       capabilities,
       sessions: () => relay.sessionCount,
+      ttlMs: settings.VENUS_FLEET_TTL_MS,
       ...(settings.VENUS_FLEET_PREFIX ? { prefix: settings.VENUS_FLEET_PREFIX } : {}),
     })
   : undefined;

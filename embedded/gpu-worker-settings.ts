@@ -21,6 +21,7 @@ export const GpuWorkerSettingsSchema = pickSettings([
   ...SETTING_GROUPS.redis,
   'VENUS_HARNESS_PREFIX',
   'VENUS_FLEET_PREFIX',
+  'VENUS_FLEET_TTL_MS',
   'VENUS_DRAIN_TIMEOUT_MS',
   'VENUS_TRACING',
 ]);

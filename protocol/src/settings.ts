@@ -62,6 +62,9 @@ export const SETTINGS = {
   ),
   VENUS_REDIS_PREFIX: z.string().default('venus:'),
   VENUS_FLEET_PREFIX: optionalText,
+  // A GPU worker's registration expires this long after its last heartbeat (beats every third of
+  // it); an edge moves the sessions of a worker whose registration stayed gone (docs/fleet.md).
+  VENUS_FLEET_TTL_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
 
   // Auth and tenancy (parsed further by the edge's auth and tenancy modules).
   VENUS_API_KEYS: optionalText,

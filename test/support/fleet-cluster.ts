@@ -35,11 +35,21 @@ export interface FleetClusterOptions {
    * the capacity a worker measures on a loaded test machine does not refuse moved sessions.
    */
   maxSessionsPerWorker: number;
+  /**
+   * How the edge places sessions: over the workers' static relay list (default), or from the Redis
+   * fleet registry they heartbeat into (VENUS_FLEET_TTL_MS `fleetTtlMs`), where an expired
+   * registration moves a worker's sessions.
+   */
+  placement?: 'static' | 'registry';
+  fleetTtlMs?: number;
+  /** The Redis url a worker (by its index) reaches, when not the test Redis itself (e.g. a cuttable proxy). */
+  workerRedisUrl?: (index: number) => string | undefined;
 }
 
 /**
  * An edge, GPU workers and a harness as separate real processes on the one test Redis (timelines in
- * Redis Streams, delegations on BullMQ), the edge placing over the workers' static relay list.
+ * Redis Streams, delegations on BullMQ), the edge placing over the workers' static relay list or
+ * from the Redis fleet registry.
  */
 export async function startFleetCluster(options: FleetClusterOptions): Promise<FleetCluster> {
   const prefix = `test:${options.name}:${randomUUID()}:`;
@@ -51,12 +61,18 @@ export async function startFleetCluster(options: FleetClusterOptions): Promise<F
   };
   try {
     const ids = Array.from({ length: options.workers }, (_, i) => `${options.name}-w${i + 1}`);
+    const registry = options.placement === 'registry';
+    const fleet: Record<string, string> = registry
+      ? { VENUS_FLEET_PREFIX: prefix, VENUS_FLEET_TTL_MS: String(options.fleetTtlMs ?? 15_000) }
+      : {};
     const workers = await Promise.all(
-      ids.map(async (id): Promise<FleetWorker> => {
+      ids.map(async (id, index): Promise<FleetWorker> => {
         const p = await startVenusProcess(
           'embedded/gpu-worker-main.ts',
           {
             ...shared,
+            ...fleet,
+            VENUS_REDIS_URL: options.workerRedisUrl?.(index) ?? shared.VENUS_REDIS_URL,
             VENUS_RELAY_PORT: '0',
             VENUS_WORKER_ID: id,
             VENUS_MAX_SESSIONS: String(options.maxSessionsPerWorker),
@@ -80,7 +96,9 @@ export async function startFleetCluster(options: FleetClusterOptions): Promise<F
     processes.push(harness);
     const edge = await startVenusProcess(
       'edge/src/edge-main.ts',
-      { VENUS_PORT: '0', VENUS_WORKERS: workers.map((w) => w.url).join(',') },
+      registry
+        ? { VENUS_PORT: '0', VENUS_REDIS_URL: shared.VENUS_REDIS_URL, VENUS_FLEET_PREFIX: prefix }
+        : { VENUS_PORT: '0', VENUS_WORKERS: workers.map((w) => w.url).join(',') },
       /edge ready: (ws:\/\/\S+\/v1\/realtime)/,
     );
     processes.push(edge);

@@ -172,3 +172,107 @@ describe('FleetWorkerLink failover (worker lost)', () => {
     await link.close();
   });
 });
+
+/**
+ * A FAKE fleet registry: a static placement whose `registered` answers from a set the test edits
+ * (or rejects, as an unreachable Redis would), with a clock the test moves.
+ */
+function registryFleet() {
+  const links = new Map<string, FakeWorkerLink>();
+  const failovers: FailoverEvent[] = [];
+  const state = { live: new Set(['w1', 'w2']), unreadable: false, nowMs: 0 };
+  const placement = Object.assign(
+    new StaticPlacement([
+      { id: 'w1', url: 'ws://w1/relay' },
+      { id: 'w2', url: 'ws://w2/relay' },
+    ]),
+    {
+      registered: async (ids: readonly string[]): Promise<ReadonlySet<string>> => {
+        if (state.unreadable) throw new Error('connect ECONNREFUSED (fake registry)');
+        return new Set(ids.filter((id) => state.live.has(id)));
+      },
+    },
+  );
+  const link = new FleetWorkerLink({
+    placement,
+    connect: (endpoint) => {
+      const fake = new FakeWorkerLink();
+      links.set(endpoint.id, fake);
+      return fake;
+    },
+    failoverGraceMs: 3_600_000,
+    registryCheckMs: 0,
+    registryLossMs: 6_000,
+    now: () => state.nowMs,
+    onFailover: (event) => failovers.push(event),
+  });
+  return { link, links, failovers, state };
+}
+
+describe('FleetWorkerLink failover (registration expired, relay still up)', () => {
+  it('moves the sessions of a worker whose registration stayed gone past the loss window', async () => {
+    const { link, links, failovers, state } = registryFleet();
+    const seen: WorkerToEdgeFrame[] = [];
+    link.onFrame('s1', (frame) => seen.push(frame));
+    link.send(open('s1'));
+    const w1 = await placed(links, 'w1');
+    state.live.delete('w1');
+    await link.checkRegistry();
+    state.nowMs = 5_999;
+    await link.checkRegistry();
+    link.send(audio('s1', 9));
+    expect(failovers).toEqual([]);
+    expect(w1.framesOf('audio')).toHaveLength(1);
+
+    state.nowMs = 6_000;
+    await link.checkRegistry();
+    expect(failovers).toEqual([{ session: 's1', from: 'w1', reason: 'worker_lost' }]);
+    expect(seen).toEqual([{ kind: 'handover', session: 's1', reason: 'worker_lost' }]);
+    expect(w1.closed).toBe(true);
+    const w2 = await placed(links, 'w2');
+    link.send(audio('s1', 10));
+    expect(w2.frames.map((f) => f.kind)).toEqual(['open', 'audio']);
+    expect(link.workerOf('s1')).toBe('ws://w2/relay');
+    await link.close();
+  });
+
+  it('moves nothing when the registration comes back within the window (a registry refilled by heartbeats)', async () => {
+    const { link, links, failovers, state } = registryFleet();
+    link.send(open('s1'));
+    await placed(links, 'w1');
+    state.live.delete('w1');
+    await link.checkRegistry();
+    state.nowMs = 4_000;
+    state.live.add('w1');
+    await link.checkRegistry();
+    state.live.delete('w1');
+    state.nowMs = 9_000;
+    await link.checkRegistry();
+    expect(failovers).toEqual([]);
+    // Gone again from 9 s: the window counts from there.
+    state.nowMs = 15_000;
+    await link.checkRegistry();
+    expect(failovers.map((e) => e.reason)).toEqual(['worker_lost']);
+    await link.close();
+  });
+
+  it('an unreadable registry says nothing about the workers: no move, and the window starts again', async () => {
+    const { link, links, failovers, state } = registryFleet();
+    link.send(open('s1'));
+    await placed(links, 'w1');
+    state.live.delete('w1');
+    await link.checkRegistry();
+    state.unreadable = true;
+    state.nowMs = 7_000;
+    await link.checkRegistry();
+    expect(failovers).toEqual([]);
+    state.unreadable = false;
+    state.nowMs = 8_000;
+    await link.checkRegistry();
+    expect(failovers).toEqual([]);
+    state.nowMs = 14_000;
+    await link.checkRegistry();
+    expect(failovers).toHaveLength(1);
+    await link.close();
+  });
+});

@@ -35,6 +35,20 @@ export interface FleetWorkerLinkOptions {
    * refused outright (ECONNREFUSED: the worker's process is gone) moves them at once.
    */
   failoverGraceMs?: number;
+  /**
+   * How often the fleet registry is asked whether the workers this edge uses are still registered
+   * (placements with a registry only). Default 2.5 s; 0 turns the check off.
+   */
+  registryCheckMs?: number;
+  /**
+   * How long a worker's registration must stay gone, seen by consecutive checks, before its
+   * sessions are moved although its relay still answers (a worker cut off from Redis, whose
+   * timeline writes fail too). Default 6 s: longer than a worker's heartbeat period (5 s), so a
+   * registry that restarted empty and is being refilled by heartbeats moves nothing.
+   */
+  registryLossMs?: number;
+  /** Clock for the registry check. Default `performance.now`. */
+  now?(): number;
   onFailover?(event: FailoverEvent): void;
 }
 
@@ -54,6 +68,8 @@ interface SharedLink {
   /** The relay is down: its sessions' frames wait here (bounded) until it returns or they move. */
   down: boolean;
   lostTimer?: ReturnType<typeof setTimeout>;
+  /** When the registry check first found its registration gone (cleared once it is back). */
+  unregisteredSinceMs?: number;
 }
 
 /**
@@ -66,6 +82,11 @@ interface SharedLink {
  * on another worker (never the lost one) with its latest `open`; that worker finds the session's
  * timeline and resumes it under a new incarnation, with its context rebuilt. The client's
  * connection to the edge stays up throughout.
+ *
+ * A worker whose registry heartbeat has expired while its relay still answers (it lost Redis, so
+ * its timeline writes fail too) is treated as lost once its registration has stayed gone for
+ * `registryLossMs`: its sessions move the same way (`worker_lost`), and the old worker's late
+ * writes are refused by the timeline store's contiguous seqs.
  *
  * Drain: a draining worker's `handover` frame moves its session the same way, without the loss of
  * a failover: the session's input is held from that frame on, the worker gets a last `close` with
@@ -87,12 +108,62 @@ export class FleetWorkerLink implements WorkerLink {
   readonly #routes = new Map<string, Route>();
   readonly #links = new Map<string, SharedLink>();
   readonly #listeners = new SessionListeners();
+  readonly #now: () => number;
+  readonly #registryLossMs: number;
+  #registryTimer: ReturnType<typeof setInterval> | undefined;
+  #checking = false;
   #closed = false;
 
   constructor(options: FleetWorkerLinkOptions) {
     this.#options = options;
     this.#maxPending = options.maxPendingFrames ?? 512;
     this.#graceMs = options.failoverGraceMs ?? 2_000;
+    this.#registryLossMs = options.registryLossMs ?? 6_000;
+    this.#now = options.now ?? (() => performance.now());
+    const everyMs = options.registryCheckMs ?? 2_500;
+    if (options.placement.registered !== undefined && everyMs > 0) {
+      this.#registryTimer = setInterval(() => void this.checkRegistry(), everyMs);
+      this.#registryTimer.unref();
+    }
+  }
+
+  /**
+   * Asks the registry which of the workers in use are still registered, and moves the sessions of
+   * one whose registration has stayed gone for `registryLossMs`. Runs on its timer; exposed so that
+   * a test can drive it with its own clock. An unreadable registry changes nothing.
+   */
+  async checkRegistry(): Promise<void> {
+    const registered = this.#options.placement.registered;
+    if (registered === undefined || this.#checking || this.#closed || this.#links.size === 0) return;
+    this.#checking = true;
+    try {
+      const links = [...this.#links.values()];
+      let live: ReadonlySet<string>;
+      try {
+        live = await registered.call(
+          this.#options.placement,
+          links.map((shared) => shared.endpoint.id),
+        );
+      } catch {
+        // Says nothing about the workers; absence is only counted from readings that succeeded.
+        for (const shared of links) shared.unregisteredSinceMs = undefined;
+        return;
+      }
+      const now = this.#now();
+      for (const shared of links) {
+        if (live.has(shared.endpoint.id)) {
+          shared.unregisteredSinceMs = undefined;
+          continue;
+        }
+        shared.unregisteredSinceMs ??= now;
+        if (now - shared.unregisteredSinceMs >= this.#registryLossMs) {
+          clearTimeout(shared.lostTimer);
+          this.#failover(shared);
+        }
+      }
+    } finally {
+      this.#checking = false;
+    }
   }
 
   /** The worker url a session is on, once placed. */
@@ -135,6 +206,7 @@ export class FleetWorkerLink implements WorkerLink {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#registryTimer);
     for (const route of this.#routes.values()) route.worker?.detach();
     this.#routes.clear();
     this.#listeners.clear();

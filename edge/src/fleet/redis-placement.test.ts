@@ -5,6 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FleetMember } from '../../../gpu-worker/src/fleet/index.ts';
 import { RedisPlacement } from './redis-placement.ts';
 
+/** Polls until `check` holds; the test's own timeout bounds it. */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -47,6 +52,28 @@ function fleet() {
 }
 
 describe('RedisPlacement on a real Redis', () => {
+  it('says which workers are registered: a heartbeat that expired or a worker that left is not', async () => {
+    const f = fleet();
+    await f.join('alive', 4);
+    const gone = await f.join('gone', 4);
+    await gone.leave();
+    const expiring = new FleetMember({
+      redisUrl: redisUrl(),
+      prefix: f.prefix,
+      id: 'expiring',
+      url: 'ws://expiring.test:8081/relay',
+      maxSessions: 4,
+      sessions: () => 0,
+      ttlMs: 1,
+    });
+    cleanups.push(() => expiring.leave());
+    await expiring.heartbeat();
+    await until(async () => (await f.admin.exists(fleetKeys(f.prefix).worker('expiring'))) === 0);
+    const placement = f.placement();
+    expect([...(await placement.registered(['alive', 'gone', 'expiring', 'never']))]).toEqual(['alive']);
+    expect(await placement.registered([])).toEqual(new Set());
+  });
+
   it('places only on workers of the variant asked for: a model name, or model@revision', async () => {
     const f = fleet();
     await f.join('ref-1', 10, ['venus-reference', 'r1']);

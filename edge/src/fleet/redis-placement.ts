@@ -95,6 +95,20 @@ export class RedisPlacement implements WorkerPlacement {
     return { id: picked[0], url: picked[1] };
   }
 
+  async registered(ids: readonly string[]): Promise<ReadonlySet<string>> {
+    if (ids.length === 0) return new Set();
+    const pipeline = this.#redis.pipeline();
+    for (const id of ids) pipeline.exists(this.#keys.workerPrefix + id);
+    const replies = (await pipeline.exec()) ?? [];
+    const live = new Set<string>();
+    for (const [i, reply] of replies.entries()) {
+      const [error, count] = reply;
+      if (error) throw error;
+      if (count === 1) live.add(ids[i]!);
+    }
+    return live;
+  }
+
   release(_session: string): void {
     // The worker's heartbeat reports its real count; decrementing here would count the end twice.
   }

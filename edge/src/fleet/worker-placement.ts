@@ -17,6 +17,12 @@ export interface WorkerPlacement {
   place(session: string, options?: PlaceOptions): Promise<WorkerEndpoint>;
   /** The session has ended. */
   release(session: string): void;
+  /**
+   * Of these worker ids, the ones whose registration is live right now (heartbeat not expired).
+   * Rejects when the registry cannot be read: that says nothing about the workers. Absent where
+   * there is no registry (a static list): workers are then lost only by their relay.
+   */
+  registered?(ids: readonly string[]): Promise<ReadonlySet<string>>;
   close(): Promise<void>;
 }
 
