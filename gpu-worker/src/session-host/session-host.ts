@@ -13,6 +13,7 @@ import {
   type WorkerToEdgeFrame,
 } from '@venus/protocol';
 import { MemoryMediaStore } from '../media/memory-media-store.ts';
+import { readRecentAudio } from './recent-audio.ts';
 import { SessionRuntime } from './session-runtime.ts';
 import { StepStats } from './step-stats.ts';
 import { replayTimeline } from './timeline-replay.ts';
@@ -152,6 +153,7 @@ export class SessionHost {
       const resumed = startSeq === 0 ? undefined : replayTimeline(stored);
       const incarnation = resumed === undefined ? 0 : resumed.lastIncarnation + 1;
       const phrases = await this.phrasesOf(frame.tenant);
+      const recentAudio = resumed ? await readRecentAudio(this.media, frame.session, resumed.recentAudio) : [];
       const model = await this.opts.model.openSession({
         sessionId: frame.session,
         incarnation,
@@ -172,7 +174,7 @@ export class SessionHost {
         media: this.media,
         emit: (f) => this.emit(f),
         startSeq,
-        ...(resumed ? { resumed, earlierUtterances: latestUtterances(stored) } : {}),
+        ...(resumed ? { resumed, recentAudio, earlierUtterances: latestUtterances(stored) } : {}),
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.autoStep === false ? { autoStep: false } : {}),
         onStep: (s) => this.stepStats.record(s.latencyMs, s.missed),

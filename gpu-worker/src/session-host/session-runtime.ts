@@ -13,6 +13,7 @@ import { FloorControl } from './floor-control.ts';
 import { ForegroundLoop } from './foreground-loop.ts';
 import { InputAudioGate } from './input-audio-gate.ts';
 import { ModelSupervisor } from './model-supervisor.ts';
+import type { RecentPcm } from './recent-audio.ts';
 import { SessionState } from './session-state.ts';
 import { StepOutput } from './step-output.ts';
 import type { ReplayedSession } from './timeline-replay.ts';
@@ -45,6 +46,11 @@ export interface SessionRuntimeOptions {
   inputAudio?: InputAudioBudget;
   /** What an earlier incarnation left (failover, drain): open work to re-bind, a cut utterance to end. */
   resumed?: ReplayedSession;
+  /**
+   * The samples of `resumed.recentAudio` that could be read: the model hears them again, under
+   * their own input seqs, before any live input.
+   */
+  recentAudio?: readonly RecentPcm[];
   /**
    * Utterances of earlier incarnations (the latest, bounded by the host): the client may still be
    * playing one when the session moves, and its acknowledgements are dropped quietly, not refused.
@@ -151,6 +157,11 @@ export class SessionRuntime {
         });
       }
       this.desk.rebind(resumed.openWorks);
+      // An utterance the user was in the middle of is heard whole by the new model (docs/fleet.md).
+      const model = this.s.model.model;
+      for (const { inputSeq, pcm } of this.opts.recentAudio ?? []) {
+        this.s.model.guard(model.appendAudio({ inputSeq, pcm16k: pcm }));
+      }
     }
     this.loop.start();
   }

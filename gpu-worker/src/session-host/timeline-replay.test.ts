@@ -1,6 +1,6 @@
 import type { TimelineDraft, TimelineEvent } from '@venus/protocol';
 import { describe, expect, it } from 'vitest';
-import { replayTimeline } from './timeline-replay.ts';
+import { RECENT_AUDIO_WINDOW_MS, replayTimeline } from './timeline-replay.ts';
 
 const audioRef = {
   segmentId: 'm1',
@@ -131,5 +131,49 @@ describe('replayTimeline', () => {
       { role: 'user', text: 'what did you just tell me?' },
     ]);
     expect(replayed.lastInputSeq).toBe(5);
+  });
+
+  it('keeps the microphone input after the last recognised utterance as the recent audio window, bounded', () => {
+    const mic = (inputSeq: number, durationMs = 100): TimelineDraft => ({
+      stream: 'user',
+      type: 'user.audio',
+      data: {
+        inputSeq,
+        audio: {
+          segmentId: `u:${inputSeq}`,
+          track: 'user',
+          offsetMs: inputSeq * 100,
+          durationMs,
+          sampleRateHz: 16_000,
+        },
+        durationMs,
+      },
+    });
+    const transcript = (toInputSeq: number): TimelineDraft => ({
+      stream: 'user',
+      type: 'user.transcript',
+      data: {
+        text: 'what time is it in tokyo',
+        confidence: 0.9,
+        inGrammar: true,
+        addressed: true,
+        audio: { fromInputSeq: 1, toInputSeq, durationMs: 400 },
+      },
+    });
+    // The transcript of inputs 1-4 came while 5 and 6 were already stored: only what follows it counts.
+    const midUtterance = replayTimeline(timeline([1, 2, 3, 4, 5, 6].map((n) => mic(n)).concat(transcript(4), mic(7))));
+    expect(midUtterance.recentAudio.map((a) => a.inputSeq)).toEqual([5, 6, 7]);
+    expect(midUtterance.recentAudio[0]!.audio.segmentId).toBe('u:5');
+    // A long stretch without a recognised utterance: only the last RECENT_AUDIO_WINDOW_MS of it.
+    const long = replayTimeline(timeline(Array.from({ length: 100 }, (_, i) => mic(i + 1))));
+    const kept = long.recentAudio.map((a) => a.inputSeq);
+    expect(kept).toHaveLength(RECENT_AUDIO_WINDOW_MS / 100);
+    expect(kept.at(-1)).toBe(100);
+    // Everything heard: nothing to hear again.
+    expect(replayTimeline(timeline([mic(1), mic(2), transcript(2)])).recentAudio).toEqual([]);
+    // Frames of no length cannot grow it without bound.
+    expect(replayTimeline(timeline(Array.from({ length: 2_000 }, (_, i) => mic(i + 1, 0)))).recentAudio.length).toBe(
+      400,
+    );
   });
 });

@@ -1,7 +1,30 @@
-import { type ContextEntry, heardText, isTerminal, type TimelineEvent, type WorkState } from '@venus/protocol';
+import {
+  type ContextEntry,
+  heardText,
+  isTerminal,
+  type MediaRef,
+  type TimelineEvent,
+  type WorkState,
+} from '@venus/protocol';
 
 /** Context entries a resumed session starts with: the recent conversation, not all of it. */
 export const MAX_REPLAYED_ENTRIES = 200;
+
+/**
+ * The most recent user audio a resumed session hears again: the microphone input after the last
+ * recognised utterance, at most this long. An utterance the user was in the middle of when the old
+ * worker stopped is heard whole by the new one; silence heard again costs a step's worth of work.
+ */
+export const RECENT_AUDIO_WINDOW_MS = 4_000;
+
+/** Inputs of the window at most (bounds memory whatever the frames' size: 10 ms frames fill it). */
+const MAX_RECENT_AUDIO_INPUTS = 400;
+
+/** One microphone input of the recent audio window, as stored (its samples are in the media store). */
+export interface RecentAudio {
+  inputSeq: number;
+  audio: MediaRef;
+}
 
 /** A delegation that had not ended when the old incarnation stopped: it is re-bound, not expired. */
 export interface OpenWork {
@@ -29,6 +52,11 @@ export interface ReplayedSession {
   lastIncarnation: number;
   /** The last user input sequence number used. */
   lastInputSeq: number;
+  /**
+   * Microphone input since the last recognised utterance, oldest first, at most
+   * RECENT_AUDIO_WINDOW_MS of it: what the new incarnation's model hears again before live input.
+   */
+  recentAudio: RecentAudio[];
 }
 
 interface Spoken {
@@ -62,6 +90,8 @@ export function replayTimeline(events: readonly TimelineEvent[]): ReplayedSessio
   let lastInputSeq = 0;
   /** A delegate event follows its utterance's start: the latest started utterance made it. */
   let lastUtterance: string | null = null;
+  const recentAudio: RecentAudio[] = [];
+  let recentMs = 0;
   const push = (entry: ContextEntry) => {
     history.push(entry);
     if (history.length > MAX_REPLAYED_ENTRIES * 2) history.splice(0, history.length - MAX_REPLAYED_ENTRIES);
@@ -78,9 +108,25 @@ export function replayTimeline(events: readonly TimelineEvent[]): ReplayedSessio
       case 'conversation.restored':
         push({ role: e.data.role, text: e.data.text });
         break;
-      case 'user.transcript':
-        if (e.data.addressed && e.data.text) push({ role: 'user', text: e.data.text });
+      case 'user.audio':
+        recentAudio.push({ inputSeq: e.data.inputSeq, audio: e.data.audio });
+        recentMs += e.data.audio.durationMs;
+        while (
+          recentAudio.length > MAX_RECENT_AUDIO_INPUTS ||
+          (recentAudio.length > 1 && recentMs > RECENT_AUDIO_WINDOW_MS)
+        ) {
+          recentMs -= recentAudio.shift()!.audio.durationMs;
+        }
         break;
+      case 'user.transcript': {
+        if (e.data.addressed && e.data.text) push({ role: 'user', text: e.data.text });
+        // What the recogniser has heard is in the context (or was not for the assistant): not heard again.
+        const heardUpTo = e.data.audio.toInputSeq;
+        while (recentAudio.length > 0 && recentAudio[0]!.inputSeq <= heardUpTo) {
+          recentMs -= recentAudio.shift()!.audio.durationMs;
+        }
+        break;
+      }
       case 'assistant.utterance': {
         const id = e.data.utteranceId;
         if (e.data.phase === 'started' && !spoken.has(id)) {
@@ -159,7 +205,7 @@ export function replayTimeline(events: readonly TimelineEvent[]): ReplayedSessio
     if (!u.finished) cut = { utteranceId, heardText: heard };
   }
   const kept = history.filter((entry) => entry.text.trim() !== '').slice(-MAX_REPLAYED_ENTRIES);
-  return { history: kept, parked, openWorks: [...works.values()], cut, lastIncarnation, lastInputSeq };
+  return { history: kept, parked, openWorks: [...works.values()], cut, lastIncarnation, lastInputSeq, recentAudio };
 }
 
 function heardSoFar(u: Spoken): string {
