@@ -89,6 +89,7 @@ describe('Redis restart with AOF during live sessions', () => {
     const redisUrl = `redis://127.0.0.1:${port}`;
     const clients: RealtimeClient[] = [];
     let store: RedisTimelineStore | undefined;
+    let owedWorks: string[] = [];
     try {
       for (let i = 0; i < SESSIONS; i++) {
         const client = await RealtimeClient.connect({ url: edgeUrl, acknowledgePlayback: true });
@@ -147,6 +148,7 @@ describe('Redis restart with AOF during live sessions', () => {
       const owed = clients.map((_, i) =>
         i < works.length ? [works[i]!, later[i]!] : [lateQueued.type === 'work.state' ? lateQueued.data.workId : ''],
       );
+      owedWorks = owed.flat();
       writeFileSync(gate, 'open');
       await Promise.all(
         owed.flatMap((ids, i) =>
@@ -186,6 +188,18 @@ describe('Redis restart with AOF during live sessions', () => {
           expect(stored.some((e) => isWork(e, workId, 'EXPIRED') || isWork(e, workId, 'FAILED'))).toBe(false);
         }
       }
+    } catch (error) {
+      // What the processes said (warn level and up) is where a lost job or a stuck reconnect shows.
+      for (const p of processes) console.error(`--- pid ${p.pid} stderr (tail) ---\n${p.stderr().slice(-6000)}`);
+      for (const c of clients)
+        console.error(
+          `--- session ${c.sessionId} work states: ${c.timeline
+            .filter((e) => e.type === 'work.state')
+            .map((e) => (e.type === 'work.state' ? `${e.data.workId}:${e.data.state}` : ''))
+            .join(' ')}`,
+        );
+      await describeWorks(redisUrl, owedWorks, clients).catch((e: unknown) => console.error('no work report:', e));
+      throw error;
     } finally {
       await Promise.all(clients.map((c) => c.close()));
       await store?.close();
@@ -199,5 +213,35 @@ async function named<T>(what: string, wait: Promise<T>): Promise<T> {
     return await wait;
   } catch (error) {
     throw new Error(`${what}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Where each undelivered work stands in Redis: its work record and its BullMQ job (a failure's evidence). */
+async function describeWorks(redisUrl: string, workIds: string[], clients: RealtimeClient[]): Promise<void> {
+  const delivered = new Set(
+    clients.flatMap((c) =>
+      c.timeline.flatMap((e) => (e.type === 'work.state' && e.data.state === 'DELIVERED' ? [e.data.workId] : [])),
+    ),
+  );
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    for (const id of workIds.filter((w) => !delivered.has(w))) {
+      const record = await redis.hgetall(`venus:work:${id}`);
+      const job = `venus:delegations:${id}`;
+      const jobFields = await redis.hmget(job, 'processedOn', 'finishedOn', 'failedReason', 'atm', 'ats', 'stc');
+      const where: string[] = [];
+      for (const list of ['wait', 'active', 'paused']) {
+        if ((await redis.lpos(`venus:delegations:${list}`, id)) !== null) where.push(list);
+      }
+      for (const set of ['completed', 'failed', 'delayed', 'prioritized']) {
+        if ((await redis.zscore(`venus:delegations:${set}`, id)) !== null) where.push(set);
+      }
+      const lock = await redis.exists(`${job}:lock`);
+      console.error(
+        `--- work ${id}: record ${JSON.stringify(record)}; job exists ${await redis.exists(job)} in [${where.join(',')}] lock ${lock} fields ${JSON.stringify(jobFields)}`,
+      );
+    }
+  } finally {
+    redis.disconnect();
   }
 }

@@ -207,7 +207,22 @@ export class BullmqDelegationProducer implements DelegationExecutor {
       incarnation,
       queuedEvent: JSON.stringify({ kind: 'state', session, incarnation, workId, state: 'QUEUED' } satisfies WorkEvent),
     });
-    if (verdict === 'duplicate') return;
+    let eventsKey = keys[1];
+    if (verdict === 'duplicate') {
+      // Either a resubmission, or this submit's own accept ran and its reply was lost (Redis went
+      // away between them and the client sent the script again): then the work is recorded, its
+      // QUEUED announced, and its job never added. A work that has neither started nor ended gets
+      // its job; BullMQ keeps one job per id, so a real resubmission of a waiting job adds nothing.
+      const record = await this.#readRecord(workId);
+      const untouched =
+        record !== null &&
+        record.session === session &&
+        record.end === undefined &&
+        record.cancelReason === undefined &&
+        record.attempts === 0;
+      if (!untouched) return;
+      eventsKey = record.eventsKey;
+    }
     if (verdict === 'session_full') {
       throw new VenusError(
         'delegate_limit_reached',
@@ -222,7 +237,7 @@ export class BullmqDelegationProducer implements DelegationExecutor {
     }
     const job: DelegationJob = {
       request: accepted,
-      eventsKey: keys[1],
+      eventsKey,
       acceptedAtMs: nowMs,
       deadlineAtMs: nowMs + this.#requestTimeoutMs,
       // The caller's active span (DelegationTracing's enqueue span): the harness continues its trace.
@@ -241,9 +256,11 @@ export class BullmqDelegationProducer implements DelegationExecutor {
         reason: `${failure.code}: the job could not be queued`,
       };
       await this.#scripts
-        .finish(keys, { workId, resultTtlMs: this.#side.resultTtlMs, end: 'rejected', state: 'FAILED' }, [
-          JSON.stringify(failed),
-        ])
+        .finish(
+          [keys[0], eventsKey, keys[2], keys[3]],
+          { workId, resultTtlMs: this.#side.resultTtlMs, end: 'rejected', state: 'FAILED' },
+          [JSON.stringify(failed)],
+        )
         .catch(this.#side.onError);
       throw failure;
     }
