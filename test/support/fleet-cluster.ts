@@ -16,8 +16,10 @@ export interface FleetCluster {
   /** Keys of this cluster's timelines, delegations and registry in the test Redis. */
   prefix: string;
   workers: FleetWorker[];
-  /** ws://…/v1/realtime of the edge. */
+  /** ws://…/v1/realtime of the edge (the first edge, where there are several). */
   edgeUrl: string;
+  /** Every edge's ws://…/v1/realtime, where the fleet has several (`npm run cluster` has two). */
+  edgeUrls?: string[];
   /** Stops every process still running and removes the cluster's Redis keys. */
   stop(): Promise<void>;
 }

@@ -36,7 +36,9 @@ export async function liveSessionsAskedForACity(
   clients: RealtimeClient[],
   beforeCount: (clients: RealtimeClient[]) => void = () => {},
 ): Promise<FleetScenario> {
-  for (let i = 0; i < sessions; i++) clients.push(await connectFleetClient(cluster.edgeUrl));
+  // Sessions take turns over the fleet's edges, so each edge has its own to fail over.
+  const edges = cluster.edgeUrls ?? [cluster.edgeUrl];
+  for (let i = 0; i < sessions; i++) clients.push(await connectFleetClient(edges[i % edges.length]!));
   const works = await Promise.all(clients.map((c) => delegationRunning(c)));
   await Promise.all(clients.map((c) => heardWholeReply(c, CITY_QUESTION, () => c.say('what is the weather'))));
   beforeCount(clients);
