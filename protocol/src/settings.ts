@@ -71,6 +71,8 @@ export const SETTINGS = {
   VENUS_ADMIN_KEY: optionalText,
   VENUS_AUTH_SECRET: optionalText,
   VENUS_TENANT_LIMITS: optionalText,
+  // The Twilio account's auth token: the TwiML webhook then requires a valid X-Twilio-Signature.
+  VENUS_TWILIO_AUTH_TOKEN: optionalText,
   VENUS_RELAY_TOKEN: optionalText,
   // Each realtime session's input audio budget (edge/src/tenancy/input-audio-budget.ts): ms of
   // audio per ms of wall time (1 = real time) and the burst on top; audio past it is dropped with
@@ -179,7 +181,7 @@ export const SETTING_GROUPS = {
   storage: ['VENUS_TIMELINE_RETENTION', 'VENUS_TIMELINE_MAX_EVENTS', 'VENUS_MEDIA_WINDOW_MS', 'VENUS_MEDIA_RETENTION'],
   tls: ['VENUS_TLS_KEY_FILE', 'VENUS_TLS_CERT_FILE'],
   redis: ['VENUS_REDIS_URL', 'VENUS_REDIS_PREFIX'],
-  auth: ['VENUS_API_KEYS', 'VENUS_ADMIN_KEY', 'VENUS_AUTH_SECRET', 'VENUS_TENANT_LIMITS'],
+  auth: ['VENUS_API_KEYS', 'VENUS_ADMIN_KEY', 'VENUS_AUTH_SECRET', 'VENUS_TENANT_LIMITS', 'VENUS_TWILIO_AUTH_TOKEN'],
   inputBudget: ['VENUS_INPUT_AUDIO_RATE', 'VENUS_INPUT_AUDIO_BURST_MS'],
   functions: [
     'VENUS_FUNCTIONS_ALLOW_PRIVATE',

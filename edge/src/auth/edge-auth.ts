@@ -25,6 +25,11 @@ export interface EdgeAuthOptions {
   apiKeys?: readonly string[];
   /** Require a credential even with no admin or static key configured. */
   requireCredentials?: boolean;
+  /**
+   * The Twilio account's auth token: when set, the TwiML webhook also requires a valid
+   * `X-Twilio-Signature` (docs/telephony-twilio.md). `VENUS_TWILIO_AUTH_TOKEN`.
+   */
+  twilioAuthToken?: string;
   /** Epoch milliseconds (tests pass a fake). */
   now?: () => number;
   /** How often live sessions' keys are checked again (default 30 s): revocation on another edge. */
@@ -49,6 +54,8 @@ export class EdgeAuth {
   readonly sessions: LiveKeySessions;
   /** Epoch milliseconds, the clock every expiry is measured by. */
   readonly now: () => number;
+  /** Twilio's webhook signing key; unset, Twilio's signature is not checked. */
+  readonly twilioAuthToken: string | undefined;
   readonly #store: KeyStore;
 
   constructor(options: EdgeAuthOptions = {}) {
@@ -61,6 +68,7 @@ export class EdgeAuth {
     const secret = options.secret ?? crypto.randomUUID() + crypto.randomUUID();
     const now = options.now ?? Date.now;
     this.now = now;
+    this.twilioAuthToken = options.twilioAuthToken;
     this.#store = options.store ?? new InMemoryKeyStore();
     const staticKeys: StaticKey[] = (options.apiKeys ?? []).map((key, i) => ({
       key,

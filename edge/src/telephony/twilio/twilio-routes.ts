@@ -7,6 +7,7 @@ import type { EdgeAuth } from '../../auth/edge-auth.ts';
 import { httpError } from '../../auth/http-error.ts';
 import { hasScope } from '../../auth/principal.ts';
 import { type EdgeCallDeps, openEdgeCall } from './edge-calls.ts';
+import { TWILIO_SIGNATURE_HEADER, twilioSignatureValid } from './twilio-signature.ts';
 import { TOKEN_PARAMETER, TwilioStream } from './twilio-stream.ts';
 
 /** The Media Streams WebSocket. Twilio opens it with no credential: the token in `start` is checked instead. */
@@ -29,13 +30,34 @@ const TwimlQuerySchema = z.object({
  * `<Response><Connect><Stream url="wss://…/v1/telephony/twilio">` with a `<Parameter>` carrying a
  * client token (HMAC-signed, 5 minutes) for the key's tenant and the assistant named by the query
  * (`instructions`, `voice`, `delivery_policy`). `streamUrl` overrides the URL derived from the
- * request (`X-Forwarded-Proto`/`X-Forwarded-Host` are honoured behind a proxy).
+ * request (`X-Forwarded-Proto`/`X-Forwarded-Host` are honoured behind a proxy). With the Twilio
+ * account's auth token configured (`auth.twilioAuthToken`) the request must also carry a valid
+ * `X-Twilio-Signature` over the URL Twilio called and its form parameters, else 403
+ * `forbidden` naming `X-Twilio-Signature`: a leaked webhook URL (its `api_key`) alone mints no tokens.
  */
 export function mountTwilioTwiml(app: Hono<EdgeEnv>, auth: EdgeAuth, options: { streamUrl?: string } = {}): void {
   app.post(TWILIO_TWIML_PATH, async (c) => {
     const principal = c.get('principal');
     if (principal.kind === 'client_token') return httpError(c, 403, 'forbidden', 'a client token cannot mint tokens');
     if (!hasScope(principal, 'realtime')) return httpError(c, 403, 'forbidden', "this key lacks the 'realtime' scope");
+    if (auth.twilioAuthToken !== undefined) {
+      const form = await c.req.parseBody().catch(() => undefined);
+      const params: Record<string, string> = {};
+      for (const [name, value] of Object.entries(form ?? {})) if (typeof value === 'string') params[name] = value;
+      const url = publicUrlOf(c.req.url, c.req.header('x-forwarded-proto'), c.req.header('x-forwarded-host'));
+      if (
+        form === undefined ||
+        !twilioSignatureValid(auth.twilioAuthToken, c.req.header(TWILIO_SIGNATURE_HEADER), url, params)
+      ) {
+        return httpError(
+          c,
+          403,
+          'forbidden',
+          `X-Twilio-Signature is missing or does not sign ${url} and its form parameters (check the webhook URL and the auth token)`,
+          { param: 'X-Twilio-Signature' },
+        );
+      }
+    }
     const query = TwimlQuerySchema.safeParse(c.req.query());
     if (!query.success) {
       const issue = query.error.issues[0];
@@ -97,6 +119,13 @@ function streamUrlOf(requestUrl: string, proto: string | undefined, host: string
   const url = new URL(requestUrl);
   const secure = (proto ?? url.protocol.replace(':', '')) === 'https';
   return `${secure ? 'wss' : 'ws'}://${host ?? url.host}${TWILIO_STREAM_PATH}`;
+}
+
+/** The URL the caller used, path and query included, behind a proxy that names its scheme and host. */
+function publicUrlOf(requestUrl: string, proto: string | undefined, host: string | undefined): string {
+  const url = new URL(requestUrl);
+  const scheme = proto?.split(',')[0]?.trim() || url.protocol.replace(':', '');
+  return `${scheme}://${host?.split(',')[0]?.trim() || url.host}${url.pathname}${url.search}`;
 }
 
 function xml(text: string): string {
