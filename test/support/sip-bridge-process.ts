@@ -3,7 +3,11 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TimelineEvent } from '@venus/protocol';
-import { type EmbeddedRuntime, startEmbeddedRuntime } from '../../embedded/embedded-runtime.ts';
+import {
+  type EmbeddedRuntime,
+  type EmbeddedRuntimeOptions,
+  startEmbeddedRuntime,
+} from '../../embedded/embedded-runtime.ts';
 import { type RelayServer, serveRelay } from '../../gpu-worker/src/relay/index.ts';
 import { until } from './until.ts';
 
@@ -39,12 +43,17 @@ export class BridgeUnderTest {
     this.#output = output;
   }
 
-  static async start(routes: unknown, env: Record<string, string> = {}): Promise<BridgeUnderTest> {
+  /** `runtime`: options of the embedded runtime behind the bridge (e.g. its model's session capacity). */
+  static async start(
+    routes: unknown,
+    env: Record<string, string> = {},
+    runtime: EmbeddedRuntimeOptions = {},
+  ): Promise<BridgeUnderTest> {
     const dir = mkdtempSync(path.join(tmpdir(), 'venus-sip-'));
     symlinkSync('/usr/share/sip-tester', path.join(dir, 'pcap'));
     writeFileSync(path.join(dir, 'routes.json'), JSON.stringify(routes));
-    const runtime = await startEmbeddedRuntime({ port: 0 });
-    const relay = await serveRelay({ host: runtime.host, port: 0 });
+    const embedded = await startEmbeddedRuntime({ ...runtime, port: 0 });
+    const relay = await serveRelay({ host: embedded.host, port: 0 });
     const child = spawn(process.execPath, ['--import', 'tsx', 'sip-bridge/src/sip-main.ts'], {
       env: {
         ...process.env,
@@ -66,7 +75,7 @@ export class BridgeUnderTest {
     const ready = /sip bridge ready: sip:(\S+) /;
     await until('the bridge is ready', () => ready.test(output.text) || child.exitCode !== null, WAIT_MS);
     if (child.exitCode !== null) throw new Error(`the bridge exited: ${output.text}`);
-    return new BridgeUnderTest(runtime, relay, child, dir, ready.exec(output.text)![1]!, output);
+    return new BridgeUnderTest(embedded, relay, child, dir, ready.exec(output.text)![1]!, output);
   }
 
   get output(): string {

@@ -3,9 +3,11 @@ import {
   bytesToPcm,
   createLogger,
   type EdgeToWorkerFrame,
+  type ErrorCode,
   type SessionConfig,
   type TimelineEvent,
   toVenusError,
+  VenusError,
   type WorkerLink,
   type WorkerToEdgeFrame,
 } from '@venus/protocol';
@@ -110,10 +112,27 @@ export class CallSession {
   #closed = false;
   #audioRefusedMs = 0;
   #clears = 0;
+  #settleOpen: { resolve(): void; reject(error: VenusError): void } | undefined;
+  /** The worker's last error for this session, kept to say why a session that never opened was refused. */
+  #lastError: { code: ErrorCode; message: string } | undefined;
+  /** Worker errors of this call by code. */
+  readonly #workerErrors = new Map<ErrorCode, number>();
+  /**
+   * Resolves once the worker has opened the session (its first timeline event); rejects if the
+   * session closes first (a worker at capacity, draining or failing), with the worker's reason.
+   * A transport that can still refuse the call (SIP before its 200) waits for it, so that a refused
+   * session is a refused call rather than an answered call that hangs up at once.
+   */
+  readonly opened: Promise<void>;
 
   constructor(options: CallSessionOptions) {
     this.#options = options;
     this.sessionId = options.sessionId ?? randomId('sess');
+    this.opened = new Promise<void>((resolve, reject) => {
+      this.#settleOpen = { resolve, reject };
+    });
+    // Transports that answer at once (Twilio) never wait on it: its rejection is not an unhandled one.
+    this.opened.catch(() => {});
     this.#converter = new InputAudioConverter(audioFormatOf(options.law));
     this.#sender = new PacedG711Sender({
       law: options.law,
@@ -207,14 +226,24 @@ export class CallSession {
         this.#holdAudio(frame);
         return;
       case 'timeline':
+        this.#settleOpen?.resolve();
+        this.#settleOpen = undefined;
         this.#options.hooks?.observe(frame.event);
         this.#options.onTimeline?.(frame.event);
         this.#onTimeline(frame.event);
         return;
-      case 'error':
-        log.warn({ session: this.sessionId, code: frame.code }, `worker error: ${frame.message}`);
+      case 'error': {
+        this.#lastError = { code: frame.code, message: frame.message };
+        // The first of each code is logged; repeats are counted and summed up when the call ends.
+        // A congested worker link reports once a second per call: hundreds of lines a second at
+        // load, written synchronously, which stalled the bridge's event loop for 100 ms at a time.
+        const seen = this.#workerErrors.get(frame.code) ?? 0;
+        this.#workerErrors.set(frame.code, seen + 1);
+        if (seen === 0) log.warn({ session: this.sessionId, code: frame.code }, `worker error: ${frame.message}`);
         return;
+      }
       case 'closed':
+        this.#refuseOpen(frame.reason);
         this.#teardown();
         this.#options.media.hangUp(frame.reason);
         return;
@@ -276,7 +305,22 @@ export class CallSession {
     }
   }
 
+  #refuseOpen(reason: string): void {
+    const settle = this.#settleOpen;
+    if (settle === undefined) return;
+    this.#settleOpen = undefined;
+    const error = this.#lastError ?? { code: 'model_unavailable', message: `the session closed: ${reason}` };
+    settle.reject(new VenusError(error.code, error.message));
+  }
+
   #teardown(): void {
+    this.#refuseOpen('the call ended');
+    if (!this.#closed && [...this.#workerErrors.values()].some((n) => n > 1)) {
+      log.warn(
+        { session: this.sessionId, errors: Object.fromEntries(this.#workerErrors) },
+        'worker errors during the call',
+      );
+    }
     this.#closed = true;
     this.#sender.close();
     this.#marks.clear();

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { createLogger, type WorkerLink } from '@venus/protocol';
+import { createLogger, toVenusError, VenusError, type WorkerLink } from '@venus/protocol';
 import { CallSession } from '../../../edge/src/telephony/call-session.ts';
 import { RtpLeg } from '../media/rtp-leg.ts';
 import { answerSdp, type MediaOffer } from '../media/sdp.ts';
@@ -11,6 +11,8 @@ export interface SipCallOptions {
   link: WorkerLink;
   /** Where RTP is bound and what the SDP answer advertises. */
   mediaAddress: string;
+  /** How long the worker has to open the call's session before the INVITE is refused (default 10 s). */
+  openTimeoutMs?: number;
 }
 
 /**
@@ -19,6 +21,10 @@ export interface SipCallOptions {
  * G.711 resampled to the model's 16 kHz, the assistant's voice paced out as 20 ms frames and
  * stopped at once when the runtime gives the caller the floor, DTMF as `user.dtmf`, and audio
  * counted as heard once sent as RTP (the caller's phone plays what it receives).
+ *
+ * The call is answered only once the worker has opened its session: a worker at capacity,
+ * draining or unreachable makes the opener fail, and the INVITE gets 503 with Retry-After (which
+ * a trunk can route elsewhere) instead of a 200 followed at once by the bridge's BYE.
  */
 export function sipCallOpener(options: SipCallOptions): OpenCall {
   return async (context: CallContext): Promise<CallHandle> => {
@@ -30,6 +36,7 @@ export function sipCallOpener(options: SipCallOptions): OpenCall {
       onDigit: (digit) => session?.receiveDtmf(digit),
     });
     leg.configure(offer);
+    let answered = false;
     session = new CallSession({
       link: options.link,
       tenant: route.tenant,
@@ -38,15 +45,42 @@ export function sipCallOpener(options: SipCallOptions): OpenCall {
       media: {
         sendAudio: (frame, first) => leg.sendAudio(frame, first),
         // RTP has no far-end buffer to clear: the core already sends nothing more that was queued.
-        clear: () => {},
+        // Logged with a wall-clock time (sub-ms) so the bench can time the runtime's decision to here.
+        clear: () =>
+          log.info(
+            { callId: context.callId, session: session?.sessionId, at: performance.timeOrigin + performance.now() },
+            'caller took the floor: assistant audio stopped',
+          ),
         hangUp: (reason) => {
           leg.close();
-          context.hangUp(reason);
+          // Before the answer a refusal is the opener's failure (503), not a hang-up.
+          if (answered) context.hangUp(reason);
         },
       },
     });
     session.start();
     const sessionId = session.sessionId;
+    const opening = session;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        opening.opened,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new VenusError('model_unavailable', 'the worker did not open the session in time')),
+            options.openTimeoutMs ?? 10_000,
+          );
+        }),
+      ]);
+    } catch (error) {
+      leg.close();
+      opening.hangUp('the call was refused');
+      log.info({ callId: context.callId, session: sessionId, err: toVenusError(error) }, 'call refused');
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    answered = true;
     log.info(
       { callId: context.callId, session: sessionId, tenant: route.tenant, number: route.number },
       'call answered',

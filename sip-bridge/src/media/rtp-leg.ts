@@ -3,7 +3,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { createLogger } from '@venus/protocol';
 import { RtpHeader, RtpPacket } from 'werift';
 import { JitterBuffer } from './jitter-buffer.ts';
-import { rtpProblem } from './rtp-validity.ts';
+import { readRtp } from './rtp-validity.ts';
 import type { MediaOffer } from './sdp.ts';
 import { TelephoneEvents } from './telephone-event.ts';
 
@@ -30,7 +30,8 @@ export interface RtpLegOptions {
 }
 
 /**
- * One call's RTP (RFC 3550) on its own UDP port, packets made and read with werift's RTP module.
+ * One call's RTP (RFC 3550) on its own UDP port: packets made with werift's RTP module, read by
+ * `readRtp` (rtp-validity.ts).
  * In: G.711 through a small jitter buffer (reordering, concealment), telephone-events as digits;
  * packets must come from the negotiated address. Out: each 20 ms frame the call core paces is sent
  * at once as one packet (RTP timestamp +160 a frame, marker on the first of a talkspurt); while the
@@ -116,34 +117,32 @@ export class RtpLeg {
   #receive(bytes: Buffer, from: string): void {
     const offer = this.#offer;
     if (this.#closed || offer === undefined) return;
-    let packet: RtpPacket;
-    try {
-      if (rtpProblem(bytes) !== undefined) throw new Error('not a valid RTP packet');
-      packet = RtpPacket.deSerialize(bytes);
-    } catch {
+    const read = readRtp(bytes);
+    if ('problem' in read) {
       this.stats.refused += 1;
       return;
     }
-    const { payloadType, sequenceNumber, timestamp } = packet.header;
+    const { payloadType, sequenceNumber, timestamp, payload } = read.packet;
     if (from !== offer.address && offer.address !== '0.0.0.0') {
       this.stats.refused += 1;
       return;
     }
     this.stats.packetsIn += 1;
     if (payloadType === offer.dtmfPayloadType && offer.dtmfPayloadType !== undefined) {
-      const digit = this.#events.accept(timestamp, packet.payload);
+      const digit = this.#events.accept(timestamp, payload);
       if (digit !== undefined) {
         this.stats.digits += 1;
         this.#options.onDigit(digit);
       }
       return;
     }
-    if (payloadType !== offer.payloadType || packet.payload.length === 0 || packet.payload.length > MAX_AUDIO_PAYLOAD) {
+    if (payloadType !== offer.payloadType || payload.length === 0 || payload.length > MAX_AUDIO_PAYLOAD) {
       this.stats.refused += 1;
       return;
     }
     const jitter = this.#jitter!;
-    jitter.push(sequenceNumber, new Uint8Array(packet.payload));
+    // A copy: the jitter buffer holds it past this datagram.
+    jitter.push(sequenceNumber, payload.slice());
     this.stats.late = jitter.stats.late + jitter.stats.duplicate;
     this.stats.concealed = jitter.stats.concealed;
   }
