@@ -1,6 +1,9 @@
 import { createLogger, pickSettings, readSettings, SETTING_GROUPS, VenusError } from '@venus/protocol';
 import { installProcessErrorHooks, settingsOrExit } from '@venus/protocol/node';
+import { FleetWorkerLink } from '../../edge/src/fleet/fleet-link.ts';
+import { placementFromEnv } from '../../edge/src/fleet/placement-from-env.ts';
 import { WebSocketWorkerLink } from '../../edge/src/relay/websocket-worker-link.ts';
+import { logBridgeLoad } from './bridge-load-log.ts';
 import { readRoutingConfig } from './routing/routing-config.ts';
 import { SipBridge } from './sip-bridge.ts';
 
@@ -8,8 +11,10 @@ import { SipBridge } from './sip-bridge.ts';
  * The SIP bridge process (`npm run sip`): SIP over UDP and TCP on VENUS_SIP_HOST:VENUS_SIP_PORT
  * (127.0.0.1:5060), routes and trunks from the JSON file VENUS_SIP_CONFIG, RTP on
  * VENUS_SIP_MEDIA_ADDRESS (default VENUS_SIP_HOST), at most VENUS_SIP_MAX_CALLS calls (500), and each
- * call a session on the GPU worker whose relay is the first of VENUS_WORKERS (VENUS_RELAY_TOKEN),
- * reached over the same relay contract as the edge. See docs/telephony-sip.md.
+ * call a session on a GPU worker placed as the edge places them: over the static VENUS_WORKERS
+ * list, or from the Redis fleet registry (VENUS_REDIS_URL, VENUS_FLEET_PREFIX, VENUS_MODEL_VARIANT),
+ * reached over the same relay contract (VENUS_RELAY_TOKEN). A call whose worker drains or dies
+ * moves to another worker with the session, as a WebSocket client's does. See docs/telephony-sip.md.
  */
 const log = createLogger('sip-bridge');
 installProcessErrorHooks(log);
@@ -22,26 +27,41 @@ const Settings = pickSettings([
   'VENUS_SIP_MEDIA_ADDRESS',
   'VENUS_SIP_MAX_CALLS',
   'VENUS_WORKERS',
+  ...SETTING_GROUPS.redis,
+  'VENUS_FLEET_PREFIX',
   'VENUS_RELAY_TOKEN',
 ]);
 
-const { settings } = settingsOrExit(() => {
+const { settings, env } = settingsOrExit(() => {
   const read = readSettings('sip bridge', Settings, process.env);
   if (read.settings.VENUS_SIP_CONFIG === undefined)
     throw new VenusError('invalid_settings', 'sip bridge: VENUS_SIP_CONFIG (the routing file) is required');
-  if (read.settings.VENUS_WORKERS === undefined)
-    throw new VenusError('invalid_settings', 'sip bridge: VENUS_WORKERS (a GPU worker relay url) is required');
+  if (read.settings.VENUS_WORKERS === undefined && read.settings.VENUS_REDIS_URL === undefined)
+    throw new VenusError(
+      'invalid_settings',
+      'sip bridge: VENUS_WORKERS (GPU worker relay urls) or VENUS_REDIS_URL (the fleet registry) is required',
+    );
   return read;
 }, log);
 const routing = settingsOrExit(() => readRoutingConfig(settings.VENUS_SIP_CONFIG!), log);
-const workerUrl = settings.VENUS_WORKERS!.split(',')[0]!.trim();
-const link = new WebSocketWorkerLink({
-  url: workerUrl,
-  ...(settings.VENUS_RELAY_TOKEN ? { token: settings.VENUS_RELAY_TOKEN } : {}),
-  onEvent: (event) => {
-    if (event.type === 'connected' || event.type === 'disconnected') log.info(event, `worker link ${event.type}`);
-  },
+const placement = settingsOrExit(() => placementFromEnv(env), log);
+const token = settings.VENUS_RELAY_TOKEN;
+const link = new FleetWorkerLink({
+  placement,
+  connect: (worker, onLinkEvent) =>
+    new WebSocketWorkerLink({
+      url: worker.url,
+      ...(token ? { token } : {}),
+      onEvent: (event) => {
+        onLinkEvent(event);
+        if (event.type === 'connected' || event.type === 'disconnected') {
+          log.info({ worker: worker.id, event }, `worker link ${event.type}`);
+        }
+      },
+    }),
+  onFailover: (event) => log.info({ event }, 'call moved to another worker'),
 });
+const workers = settings.VENUS_WORKERS ? settings.VENUS_WORKERS : 'the Redis fleet registry';
 const bridge = await SipBridge.start({
   host: settings.VENUS_SIP_HOST,
   port: settings.VENUS_SIP_PORT,
@@ -50,8 +70,9 @@ const bridge = await SipBridge.start({
   link,
   maxCalls: settings.VENUS_SIP_MAX_CALLS,
 });
+const stopLoadLog = logBridgeLoad({ log, calls: () => bridge.ua.activeCalls });
 process.stdout.write(
-  `sip bridge ready: sip:${settings.VENUS_SIP_HOST}:${bridge.port} (udp, tcp); ${routing.routes.length} routes; worker ${workerUrl}\n`,
+  `sip bridge ready: sip:${settings.VENUS_SIP_HOST}:${bridge.port} (udp, tcp); ${routing.routes.length} routes; workers ${workers}\n`,
 );
 
 let stopping = false;
@@ -59,6 +80,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
+    stopLoadLog();
     bridge
       .close()
       .then(() => link.close())
