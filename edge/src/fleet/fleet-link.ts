@@ -43,8 +43,9 @@ export interface FleetWorkerLinkOptions {
   /**
    * How long a worker's registration must stay gone, seen by consecutive checks, before its
    * sessions are moved although its relay still answers (a worker cut off from Redis, whose
-   * timeline writes fail too). Default 6 s: longer than a worker's heartbeat period (5 s), so a
-   * registry that restarted empty and is being refilled by heartbeats moves nothing.
+   * timeline writes fail too). Default 11 s: longer than two of a worker's heartbeat periods (5 s
+   * each at the default TTL), so a registry that restarted empty and is being refilled by
+   * heartbeats moves nothing even when one beat is missed.
    */
   registryLossMs?: number;
   /** Clock for the registry check. Default `performance.now`. */
@@ -118,7 +119,7 @@ export class FleetWorkerLink implements WorkerLink {
     this.#options = options;
     this.#maxPending = options.maxPendingFrames ?? 512;
     this.#graceMs = options.failoverGraceMs ?? 2_000;
-    this.#registryLossMs = options.registryLossMs ?? 6_000;
+    this.#registryLossMs = options.registryLossMs ?? 11_000;
     this.#now = options.now ?? (() => performance.now());
     const everyMs = options.registryCheckMs ?? 2_500;
     if (options.placement.registered !== undefined && everyMs > 0) {
