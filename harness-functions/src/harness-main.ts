@@ -74,9 +74,13 @@ export async function startHarness(environment: NodeJS.ProcessEnv): Promise<{
   const { settings: env, env: resolved } = readHarnessSettings(environment);
   const tracing = await startTracing({ service: 'harness', exporter: env.VENUS_TRACING });
   const metrics = new VenusMetrics({ process: 'harness' });
-  const functions = createBuiltinFunctions(
-    env.VENUS_HARNESS_BUILTIN_LATENCY_MS === undefined ? {} : { latencyMs: env.VENUS_HARNESS_BUILTIN_LATENCY_MS },
-  );
+  const functions = createBuiltinFunctions({
+    ...(env.VENUS_HARNESS_BUILTIN_LATENCY_MS === undefined ? {} : { latencyMs: env.VENUS_HARNESS_BUILTIN_LATENCY_MS }),
+    // call_number / transfer_call exist only where the SIP bridge's control API is configured.
+    ...(env.VENUS_SIP_CONTROL_URL !== undefined && env.VENUS_SIP_CONTROL_TOKEN !== undefined
+      ? { sipControl: { url: env.VENUS_SIP_CONTROL_URL, token: env.VENUS_SIP_CONTROL_TOKEN } }
+      : {}),
+  });
   if (env.VENUS_HARNESS_FUNCTIONS_MODULE)
     functions.push(...(await loadExtraFunctions(env.VENUS_HARNESS_FUNCTIONS_MODULE)));
   const planner = llmPlannerFromEnv(resolved, new RouterPlanner());

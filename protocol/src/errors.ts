@@ -62,6 +62,10 @@ export const ERROR_TABLE = {
   forbidden: { retryable: false, httpStatus: 403, clientType: 'permission_error' },
   /** A process setting (environment variable) is missing or malformed; the process does not start. */
   invalid_settings: server,
+  /** A call the SIP bridge placed was not answered (busy, declined, not found, no answer); `sipStatus` says which. */
+  call_failed: { retryable: true, httpStatus: 409, clientType: 'invalid_request_error' },
+  /** A REFER transfer was refused or did not reach the target; the call stays with the assistant. */
+  transfer_failed: { retryable: true, httpStatus: 409, clientType: 'invalid_request_error' },
   internal_error: server,
 } as const satisfies Record<string, ErrorCodeInfo>;
 

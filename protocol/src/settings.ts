@@ -108,6 +108,12 @@ export const SETTINGS = {
   VENUS_SIP_CONFIG: optionalText,
   VENUS_SIP_MEDIA_ADDRESS: optionalText,
   VENUS_SIP_MAX_CALLS: positiveInt.default(500),
+  // The bridge's control API (outbound calls, REFER transfer): off unless a port is set; the token
+  // is required with it. The harness's call_number / transfer_call reach it at VENUS_SIP_CONTROL_URL.
+  VENUS_SIP_CONTROL_HOST: z.string().min(1).default('127.0.0.1'),
+  VENUS_SIP_CONTROL_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  VENUS_SIP_CONTROL_TOKEN: optionalText,
+  VENUS_SIP_CONTROL_URL: optionalText,
 
   // Harness.
   VENUS_HARNESS_PREFIX: optionalText,

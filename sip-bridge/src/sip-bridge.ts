@@ -1,4 +1,5 @@
 import type { WorkerLink } from '@venus/protocol';
+import { CallControl } from './call/call-control.ts';
 import { sipCallOpener } from './call/sip-call.ts';
 import type { RoutingConfig } from './routing/routing-config.ts';
 import { SipTransport } from './sip/transport.ts';
@@ -16,21 +17,26 @@ export interface SipBridgeOptions {
 
 /**
  * The SIP bridge: SIP over UDP and TCP on one port, each call a session over the WorkerLink.
+ * `control` places outbound calls and transfers or hangs up calls by session id (the control API).
  *
  * @example
  *   const bridge = await SipBridge.start({ host: '127.0.0.1', port: 5060, routing, link });
  */
 export class SipBridge {
   readonly ua: UserAgent;
+  readonly control: CallControl;
   readonly #transport: SipTransport;
 
-  private constructor(ua: UserAgent, transport: SipTransport) {
+  private constructor(ua: UserAgent, control: CallControl, transport: SipTransport) {
     this.ua = ua;
+    this.control = control;
     this.#transport = transport;
   }
 
   static async start(options: SipBridgeOptions): Promise<SipBridge> {
     let ua: UserAgent | undefined;
+    let control: CallControl | undefined;
+    const mediaAddress = options.mediaAddress ?? options.host;
     const transport = await SipTransport.listen({
       host: options.host,
       port: options.port,
@@ -42,10 +48,11 @@ export class SipBridge {
       host: options.host,
       port: transport.port,
       send: (bytes, peer) => transport.send(bytes, peer),
-      openCall: sipCallOpener({ link: options.link, mediaAddress: options.mediaAddress ?? options.host }),
+      openCall: (context) => control!.inboundOpener((link) => sipCallOpener({ link, mediaAddress }))(context),
       ...(options.maxCalls === undefined ? {} : { maxCalls: options.maxCalls }),
     });
-    return new SipBridge(ua, transport);
+    control = new CallControl({ ua, link: options.link, mediaAddress, routing: options.routing });
+    return new SipBridge(ua, control, transport);
   }
 
   get port(): number {
@@ -53,6 +60,7 @@ export class SipBridge {
   }
 
   async close(): Promise<void> {
+    this.control.close();
     this.ua.close();
     await this.#transport.close();
   }

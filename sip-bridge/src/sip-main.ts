@@ -4,6 +4,7 @@ import { FleetWorkerLink } from '../../edge/src/fleet/fleet-link.ts';
 import { placementFromEnv } from '../../edge/src/fleet/placement-from-env.ts';
 import { WebSocketWorkerLink } from '../../edge/src/relay/websocket-worker-link.ts';
 import { logBridgeLoad } from './bridge-load-log.ts';
+import { type ControlServer, serveControlApi } from './control/control-api.ts';
 import { readRoutingConfig } from './routing/routing-config.ts';
 import { SipBridge } from './sip-bridge.ts';
 
@@ -26,6 +27,9 @@ const Settings = pickSettings([
   'VENUS_SIP_CONFIG',
   'VENUS_SIP_MEDIA_ADDRESS',
   'VENUS_SIP_MAX_CALLS',
+  'VENUS_SIP_CONTROL_HOST',
+  'VENUS_SIP_CONTROL_PORT',
+  'VENUS_SIP_CONTROL_TOKEN',
   'VENUS_WORKERS',
   ...SETTING_GROUPS.redis,
   'VENUS_FLEET_PREFIX',
@@ -41,6 +45,9 @@ const { settings, env } = settingsOrExit(() => {
       'invalid_settings',
       'sip bridge: VENUS_WORKERS (GPU worker relay urls) or VENUS_REDIS_URL (the fleet registry) is required',
     );
+  // The control API places calls: never served without a token.
+  if (read.settings.VENUS_SIP_CONTROL_PORT !== undefined && read.settings.VENUS_SIP_CONTROL_TOKEN === undefined)
+    throw new VenusError('invalid_settings', 'sip bridge: VENUS_SIP_CONTROL_PORT needs VENUS_SIP_CONTROL_TOKEN');
   return read;
 }, log);
 const routing = settingsOrExit(() => readRoutingConfig(settings.VENUS_SIP_CONFIG!), log);
@@ -70,6 +77,16 @@ const bridge = await SipBridge.start({
   link,
   maxCalls: settings.VENUS_SIP_MAX_CALLS,
 });
+let control: ControlServer | undefined;
+if (settings.VENUS_SIP_CONTROL_PORT !== undefined && settings.VENUS_SIP_CONTROL_TOKEN !== undefined) {
+  control = await serveControlApi({
+    host: settings.VENUS_SIP_CONTROL_HOST,
+    port: settings.VENUS_SIP_CONTROL_PORT,
+    token: settings.VENUS_SIP_CONTROL_TOKEN,
+    control: bridge.control,
+  });
+  process.stdout.write(`sip control api ready: http://${settings.VENUS_SIP_CONTROL_HOST}:${control.port}\n`);
+}
 const stopLoadLog = logBridgeLoad({ log, calls: () => bridge.ua.activeCalls });
 process.stdout.write(
   `sip bridge ready: sip:${settings.VENUS_SIP_HOST}:${bridge.port} (udp, tcp); ${routing.routes.length} routes; workers ${workers}\n`,
@@ -81,8 +98,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     stopLoadLog();
-    bridge
-      .close()
+    Promise.resolve(control?.close())
+      .then(() => bridge.close())
       .then(() => link.close())
       .then(
         () => process.exit(0),

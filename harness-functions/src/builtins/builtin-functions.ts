@@ -1,7 +1,10 @@
 import type { VenusFunction } from '../function-definition.ts';
 import { createCalculator } from './calculator.ts';
+import { createCallNumber } from './call-number.ts';
 import type { BuiltinOptions } from './latency.ts';
 import { createNotes, type NotesOptions } from './notes.ts';
+import type { SipControlOptions } from './sip-control-client.ts';
+import { createTransferCall } from './transfer-call.ts';
 import { createWeather, type WeatherOptions } from './weather.ts';
 import { createWebFetch, type WebFetchOptions } from './web-fetch.ts';
 import { createWorkStatus } from './work-status.ts';
@@ -19,11 +22,13 @@ export interface BuiltinFunctionsOptions {
   webFetch?: WebFetchOptions;
   /** Adds notes (Redis when `redisUrl` is given, memory otherwise); absent by default. */
   notes?: NotesOptions;
+  /** Adds call_number and transfer_call, through the SIP bridge's control API; absent by default. */
+  sipControl?: SipControlOptions;
 }
 
 /**
  * The built-ins: world_clock, calculator, weather and work_status (answered from the request's work
- * snapshot), plus web_fetch and notes when their options are given.
+ * snapshot), plus web_fetch, notes, and call_number / transfer_call when their options are given.
  *
  * @example
  *   const registry = new FunctionRegistry(createBuiltinFunctions({ latencyMs: 50 }));
@@ -39,5 +44,11 @@ export function createBuiltinFunctions(options: BuiltinFunctionsOptions = {}): V
   ] as VenusFunction[];
   if (options.webFetch !== undefined) functions.push(createWebFetch(options.webFetch) as VenusFunction);
   if (options.notes !== undefined) functions.push(createNotes({ ...clock, ...options.notes }) as VenusFunction);
+  if (options.sipControl !== undefined) {
+    functions.push(
+      createCallNumber(options.sipControl) as VenusFunction,
+      createTransferCall(options.sipControl) as VenusFunction,
+    );
+  }
   return functions;
 }

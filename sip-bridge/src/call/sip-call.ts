@@ -1,9 +1,10 @@
 import { randomInt } from 'node:crypto';
-import { createLogger, toVenusError, VenusError, type WorkerLink } from '@venus/protocol';
+import { createLogger, toVenusError, type WorkerLink } from '@venus/protocol';
 import { CallSession } from '../../../edge/src/telephony/call-session.ts';
 import { RtpLeg } from '../media/rtp-leg.ts';
 import { answerSdp, type MediaOffer } from '../media/sdp.ts';
 import type { CallContext, CallHandle, OpenCall } from '../sip/call-handle.ts';
+import { sessionOpened } from './session-opened.ts';
 
 const log = createLogger('sip.call');
 
@@ -61,24 +62,13 @@ export function sipCallOpener(options: SipCallOptions): OpenCall {
     session.start();
     const sessionId = session.sessionId;
     const opening = session;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await Promise.race([
-        opening.opened,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new VenusError('model_unavailable', 'the worker did not open the session in time')),
-            options.openTimeoutMs ?? 10_000,
-          );
-        }),
-      ]);
+      await sessionOpened(opening, options.openTimeoutMs);
     } catch (error) {
       leg.close();
       opening.hangUp('the call was refused');
       log.info({ callId: context.callId, session: sessionId, err: toVenusError(error) }, 'call refused');
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
     answered = true;
     log.info(

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type SessionConfig, SessionConfigSchema, VenusError } from '@venus/protocol';
 import { z } from 'zod';
 import { header, type SipRequest, uriUser } from '../sip/message.ts';
+import { OutboundSchema } from './outbound-config.ts';
 
 /**
  * Which tenant and assistant answer a call (docs/telephony-sip.md has an example file). A route
@@ -38,6 +39,8 @@ export const RoutingConfigSchema = z
     realm: z.string().min(1).max(128).default('venus'),
     trunks: z.array(TrunkSchema).max(1000).default([]),
     routes: z.array(RouteSchema).min(1).max(10_000),
+    /** Outbound calls and REFER transfers (outbound-config.ts); absent: the bridge places none. */
+    outbound: OutboundSchema.optional(),
   })
   .superRefine((config, ctx) => {
     const names = new Set(config.trunks.map((t) => t.name));

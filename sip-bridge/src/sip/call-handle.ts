@@ -15,6 +15,8 @@ export interface CallHandle {
 
 export interface CallContext {
   callId: string;
+  /** The dialog's key in the UA (Call-ID and both tags): what a transfer of the call names. */
+  dialogKey?: string;
   route: Route;
   offer: MediaOffer;
   /** The runtime's side ended the call: the UA sends BYE. */

@@ -264,6 +264,8 @@ export interface TransactionLayerOptions {
   maxTransactions?: number;
   /** A new request with its server transaction (ACKs for 2xx and CANCELs come here too). */
   onRequest(request: SipRequest, tx: ServerTransaction | undefined, peer: SipPeer): void;
+  /** A response no client transaction holds: a retransmitted 2xx to our INVITE, which the dialog ACKs again. */
+  onStrayResponse?(response: SipResponse, peer: SipPeer): void;
 }
 
 /**
@@ -304,7 +306,9 @@ export class TransactionLayer {
   receive(message: SipMessage, peer: SipPeer): void {
     if (message.kind === 'response') {
       const branch = topVia(message)?.branch;
-      this.#client.get(`${branch}|${cseq(message)?.method}`)?.receive(message);
+      const tx = this.#client.get(`${branch}|${cseq(message)?.method}`);
+      if (tx !== undefined) tx.receive(message);
+      else this.#options.onStrayResponse?.(message, peer);
       return;
     }
     if (message.method === 'ACK') {

@@ -1,4 +1,4 @@
-import { createLogger } from '@venus/protocol';
+import { createLogger, VenusError } from '@venus/protocol';
 import { type MediaOffer, readOffer } from '../media/sdp.ts';
 import { type Route, type RoutingConfig, routeFor } from '../routing/routing-config.ts';
 import type { CallHandle, OpenCall } from './call-handle.ts';
@@ -11,12 +11,15 @@ import {
   responseTo,
   type SipHeaders,
   type SipRequest,
+  type SipResponse,
   serialise,
   tagOf,
 } from './message.ts';
 import { reasonPhrase } from './reasons.ts';
+import { ReferTransfer, type TransferOutcome } from './refer-transfer.ts';
+import type { DialogHandler, SipRequester } from './sip-requester.ts';
 import type { TimerHost } from './timers.ts';
-import { type ServerTransaction, type SipPeer, TransactionLayer } from './transactions.ts';
+import { type ClientOutcome, type ServerTransaction, type SipPeer, TransactionLayer } from './transactions.ts';
 
 const log = createLogger('sip.ua');
 
@@ -38,7 +41,7 @@ export interface UserAgentStats {
   answered: number;
 }
 
-const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO';
+const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO, NOTIFY';
 const KNOWN = new Set(['REGISTER', 'SUBSCRIBE', 'NOTIFY', 'PRACK', 'UPDATE', 'REFER', 'PUBLISH']);
 
 interface Call {
@@ -49,6 +52,8 @@ interface Call {
   maxTimer: unknown;
   ended: boolean;
   sdpVersion: number;
+  /** A REFER of ours under way in this call. */
+  transfer: ReferTransfer | undefined;
 }
 
 /**
@@ -56,9 +61,12 @@ interface Call {
  * answer once the call's media and session are open, and handles ACK, BYE from either side, CANCEL
  * while ringing (487), re-INVITE (hold, resume), in-dialog MESSAGE (text) and INFO (dtmf-relay),
  * OPTIONS, 481 for unknown dialogs, 405/501 for methods it does not serve, and a 400-class answer
- * for every malformed request that can be answered. Calls are bounded by `maxCalls`.
+ * for every malformed request that can be answered. Calls are bounded by `maxCalls`, outbound
+ * ones (held through `holdSlot`) included. It also sends the bridge's own requests
+ * (`SipRequester`): outbound INVITEs and their dialogs (`registerDialog`), and REFER transfers of
+ * its inbound calls (`transfer`), whose NOTIFYs it routes back.
  */
-export class UserAgent {
+export class UserAgent implements SipRequester {
   readonly stats: UserAgentStats = { calls: 0, malformed: 0, answered: 0 };
   readonly #options: UserAgentOptions;
   readonly #layer: TransactionLayer;
@@ -66,6 +74,12 @@ export class UserAgent {
   readonly #calls = new Map<string, Call>();
   readonly #byInvite = new Map<string, Call>();
   readonly #maxCalls: number;
+  /** Dialogs held elsewhere (outbound calls): their in-dialog requests go to their handler. */
+  readonly #dialogs = new Map<string, DialogHandler>();
+  /** The last re-INVITE in each held dialog: its 2xx is retransmitted until the dialog's ACK. */
+  readonly #heldInvites = new Map<string, ServerTransaction>();
+  /** Outbound calls holding a slot of `maxCalls`. */
+  #external = 0;
 
   constructor(options: UserAgentOptions) {
     this.#options = options;
@@ -75,11 +89,73 @@ export class UserAgent {
       send: options.send,
       ...(options.timers === undefined ? {} : { timers: options.timers }),
       onRequest: (request, tx, peer) => this.#onRequest(request, tx, peer),
+      onStrayResponse: (response) => this.#onStrayResponse(response),
     });
   }
 
+  /** Calls held: inbound ones ringing or answered, and outbound slots. */
   get activeCalls(): number {
-    return this.#calls.size;
+    return this.#calls.size + this.#external;
+  }
+
+  get host(): string {
+    return this.#options.host;
+  }
+
+  get port(): number {
+    return this.#options.port;
+  }
+
+  get timers(): TimerHost {
+    return this.#layer.timers;
+  }
+
+  request(request: SipRequest, peer: SipPeer, onOutcome: (outcome: ClientOutcome) => void): void {
+    this.#layer.request(request, peer, onOutcome);
+  }
+
+  sendRaw(message: SipRequest, peer: SipPeer): void {
+    this.#options.send(serialise(message), peer);
+  }
+
+  /** A slot of `maxCalls` for an outbound call: its release, or undefined when the bridge is full. */
+  holdSlot(): (() => void) | undefined {
+    if (this.activeCalls >= this.#maxCalls) return undefined;
+    this.#external += 1;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#external -= 1;
+    };
+  }
+
+  /** Routes the in-dialog requests of `key` (Dialog.key) to `handler` until the returned function is called. */
+  registerDialog(key: string, handler: DialogHandler): () => void {
+    this.#dialogs.set(key, handler);
+    return () => {
+      if (this.#dialogs.get(key) === handler) this.#dialogs.delete(key);
+      this.#heldInvites.delete(key);
+    };
+  }
+
+  /**
+   * Blind transfer of an answered inbound call (REFER): on success the bridge hangs up its leg
+   * (BYE); on failure the call stays. Throws `not_found` for no such answered call and
+   * `transfer_failed` when a transfer is already under way.
+   */
+  transfer(dialogKey: string, referTo: string, referredBy: string): Promise<TransferOutcome> {
+    const call = this.#calls.get(dialogKey);
+    if (call === undefined || call.ended || call.handle === undefined || call.invite.finalStatus === 0)
+      throw new VenusError('not_found', 'no answered call to transfer');
+    if (call.transfer !== undefined && !call.transfer.settled)
+      throw new VenusError('transfer_failed', 'a transfer of this call is already under way');
+    const transfer = new ReferTransfer({ requester: this, dialog: call.dialog, referTo, referredBy });
+    call.transfer = transfer;
+    return transfer.outcome.then((outcome) => {
+      if (outcome.transferred) this.#hangUp(call, 'the call was transferred');
+      return outcome;
+    });
   }
 
   receive(bytes: Buffer, peer: SipPeer): void {
@@ -115,7 +191,21 @@ export class UserAgent {
   }
 
   #onRequest(request: SipRequest, tx: ServerTransaction | undefined, peer: SipPeer): void {
+    const held =
+      tagOf(header(request, 'to')) === undefined ? undefined : this.#dialogs.get(Dialog.keyOfRequest(request));
+    if (held !== undefined && tx !== undefined) {
+      if (request.method === 'INVITE') this.#heldInvites.set(Dialog.keyOfRequest(request), tx);
+      held.onRequest(request, (status, extra = {}) =>
+        tx.respond(responseTo(request, status, reasonPhrase(status), extra)),
+      );
+      return;
+    }
     if (request.method === 'ACK') {
+      if (held !== undefined) {
+        this.#heldInvites.get(Dialog.keyOfRequest(request))?.acked();
+        held.onRequest(request, undefined);
+        return;
+      }
       const call = this.#calls.get(Dialog.keyOfRequest(request));
       call?.invite.acked();
       return;
@@ -145,6 +235,9 @@ export class UserAgent {
             ['accept', 'application/sdp'],
           ],
         });
+        return;
+      case 'NOTIFY':
+        this.#notify(request, reply);
         return;
       case 'BYE':
       case 'MESSAGE':
@@ -182,7 +275,7 @@ export class UserAgent {
       reply(488, { headers: [['warning', `304 venus "${offer.error}"`]] });
       return;
     }
-    if (this.#calls.size >= this.#maxCalls) {
+    if (this.activeCalls >= this.#maxCalls) {
       reply(486);
       return;
     }
@@ -195,6 +288,7 @@ export class UserAgent {
       maxTimer: undefined,
       ended: false,
       sdpVersion: 1,
+      transfer: undefined,
     };
     this.#calls.set(dialog.key, call);
     this.#byInvite.set(tx.key, call);
@@ -202,7 +296,7 @@ export class UserAgent {
     const ring = (status: number, extra: { headers?: SipHeaders; body?: string } = {}) =>
       tx.respond(responseTo(request, status, reasonPhrase(status), { toTag: dialog.localTag, ...extra }));
     ring(100);
-    ring(180, { headers: [['contact', this.#contact(peer)]] });
+    ring(180, { headers: [['contact', this.contact(peer)]] });
     const timers = this.#layer.timers;
     call.ringTimer = timers.set(() => {
       call.ringTimer = undefined;
@@ -225,7 +319,13 @@ export class UserAgent {
   ): void {
     const { dialog } = call;
     this.#options
-      .openCall({ callId: dialog.callId, route, offer, hangUp: (reason) => this.#hangUp(call, reason) })
+      .openCall({
+        callId: dialog.callId,
+        dialogKey: dialog.key,
+        route,
+        offer,
+        hangUp: (reason) => this.#hangUp(call, reason),
+      })
       .then(
         (handle) => {
           if (call.ended) {
@@ -236,7 +336,7 @@ export class UserAgent {
           this.stats.answered += 1;
           ring(200, {
             headers: [
-              ['contact', this.#contact(dialog.peer)],
+              ['contact', this.contact(dialog.peer)],
               ['content-type', 'application/sdp'],
               ['allow', ALLOW],
             ],
@@ -280,11 +380,40 @@ export class UserAgent {
     const body = call.handle.reoffer(offer);
     reply(200, {
       headers: [
-        ['contact', this.#contact(call.dialog.peer)],
+        ['contact', this.contact(call.dialog.peer)],
         ['content-type', 'application/sdp'],
       ],
       body,
     });
+  }
+
+  /** A NOTIFY about our REFER (RFC 3515 §2.4.4). */
+  #notify(request: SipRequest, reply: (s: number) => void): void {
+    const call = this.#calls.get(Dialog.keyOfRequest(request));
+    if (call?.transfer === undefined || call.ended) {
+      reply(481);
+      return;
+    }
+    reply(call.transfer.notify(request));
+  }
+
+  /** A response no transaction holds: a 2xx to an outbound INVITE again, for its dialog to ACK. */
+  #onStrayResponse(response: SipResponse): void {
+    if (response.status < 200 || response.status >= 300 || cseq(response)?.method !== 'INVITE') return;
+    const key = Dialog.keyOf(
+      header(response, 'call-id') ?? '',
+      tagOf(header(response, 'from')) ?? '',
+      tagOf(header(response, 'to')) ?? '',
+    );
+    this.#dialogs.get(key)?.onStrayResponse?.(response);
+  }
+
+  /** Hangs up an inbound call by its dialog key (BYE, or 480 while ringing); false when there is none. */
+  hangUpCall(dialogKey: string, reason: string): boolean {
+    const call = this.#calls.get(dialogKey);
+    if (call === undefined || call.ended) return false;
+    this.#hangUp(call, reason);
+    return true;
   }
 
   #cancel(request: SipRequest, reply: (s: number) => void): void {
@@ -343,7 +472,7 @@ export class UserAgent {
       const bye = dialog.request(
         'BYE',
         { transport, host: this.#options.host, port: this.#options.port },
-        this.#contact(dialog.peer),
+        this.contact(dialog.peer),
       );
       bye.headers.push(['reason', `Q.850;cause=16;text="${reason.replace(/"/g, "'")}"`]);
       this.#layer.request(bye, dialog.peer, (outcome) => {
@@ -357,6 +486,7 @@ export class UserAgent {
     if (call.ended) return;
     call.ended = true;
     this.#forget(call);
+    call.transfer?.abandon(`the call ended: ${reason}`);
     call.handle?.end(reason);
   }
 
@@ -368,7 +498,7 @@ export class UserAgent {
     for (const [key, value] of this.#byInvite) if (value === call) this.#byInvite.delete(key);
   }
 
-  #contact(peer: SipPeer): string {
+  contact(peer: SipPeer): string {
     const transport = peer.protocol === 'tcp' ? ';transport=tcp' : '';
     return `<sip:venus@${this.#options.host}:${this.#options.port}${transport}>`;
   }
