@@ -1,34 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RealtimeClient } from '../embedded/demo/realtime-client.ts';
+import { spawnCluster } from './support/local-cluster.ts';
 import { until } from './support/until.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Output kept from the cluster: its banner and the children's lines, bounded against a runaway log. */
-const MAX_CAPTURE = 4 * 1024 * 1024;
-
-function startCluster(env: Record<string, string>): {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'embedded/cluster.ts'], {
-    cwd: ROOT,
-    env: { HOME: process.env.HOME ?? '', VENUS_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const keep = (chunk: string): void => {
-    if (out.length < MAX_CAPTURE) out += chunk;
-  };
-  child.stdout?.setEncoding('utf8').on('data', keep);
-  child.stderr?.setEncoding('utf8').on('data', keep);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
 
 function alive(pid: number): boolean {
   try {
@@ -44,14 +22,14 @@ function alive(pid: number): boolean {
  * processes, each its own child. A typed turn is answered through each edge; SIGTERM stops every child.
  */
 describe('npm run cluster', () => {
-  let cluster: ReturnType<typeof startCluster> | undefined;
+  let cluster: ReturnType<typeof spawnCluster> | undefined;
 
   afterAll(() => {
     if (cluster && cluster.child.exitCode === null) cluster.child.kill('SIGKILL');
   });
 
   it('starts the fleet, answers on every edge and leaves no process behind on SIGTERM', async () => {
-    cluster = startCluster({ PATH: process.env.PATH ?? '', VENUS_CLUSTER_PORT: '0' });
+    cluster = spawnCluster({ PATH: process.env.PATH ?? '', VENUS_CLUSTER_PORT: '0' });
     const started = cluster;
     let exitedEarly: number | null | undefined;
     void started.exited.then((code) => {
@@ -97,7 +75,7 @@ describe('npm run cluster', () => {
   }, 420_000);
 
   it('refuses to start, saying so, without redis-server on PATH', async () => {
-    const run = startCluster({ PATH: path.join(ROOT, 'no-such-dir') });
+    const run = spawnCluster({ PATH: path.join(ROOT, 'no-such-dir') });
     expect(await run.exited).toBe(2);
     expect(run.output()).toMatch(/needs redis-server on PATH/);
   }, 60_000);

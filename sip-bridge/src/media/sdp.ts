@@ -87,14 +87,25 @@ export function answerSdp(
   offer: MediaOffer,
   local: { address: string; port: number; sessionId: number; version: number },
 ): string {
-  const payloads = [offer.payloadType, ...(offer.dtmfPayloadType === undefined ? [] : [offer.dtmfPayloadType])];
-  const rtp = [{ payload: offer.payloadType, codec: offer.law.toUpperCase(), rate: 8000 }];
-  const fmtp: { payload: number; config: string }[] = [];
-  if (offer.dtmfPayloadType !== undefined) {
-    rtp.push({ payload: offer.dtmfPayloadType, codec: 'telephone-event', rate: 8000 });
-    fmtp.push({ payload: offer.dtmfPayloadType, config: '0-15' });
-  }
   const direction = offer.address === '0.0.0.0' ? 'recvonly' : ANSWER_DIRECTION[offer.direction];
+  return audioSdp(local, { law: offer.law, payload: offer.payloadType, dtmfPayload: offer.dtmfPayloadType, direction });
+}
+
+/**
+ * One G.711 audio stream (and telephone-event 0-15 when `dtmfPayload` is given) at our address and
+ * port, 20 ms packets: the shape of every SDP the bridge writes, offer or answer.
+ */
+export function audioSdp(
+  local: { address: string; port: number; sessionId: number; version: number },
+  media: { law: Law; payload: number; dtmfPayload: number | undefined; direction: Direction },
+): string {
+  const payloads = [media.payload, ...(media.dtmfPayload === undefined ? [] : [media.dtmfPayload])];
+  const rtp = [{ payload: media.payload, codec: media.law.toUpperCase(), rate: 8000 }];
+  const fmtp: { payload: number; config: string }[] = [];
+  if (media.dtmfPayload !== undefined) {
+    rtp.push({ payload: media.dtmfPayload, codec: 'telephone-event', rate: 8000 });
+    fmtp.push({ payload: media.dtmfPayload, config: '0-15' });
+  }
   return write({
     version: 0,
     origin: {
@@ -117,7 +128,7 @@ export function answerSdp(
         rtp,
         fmtp,
         ptime: 20,
-        direction,
+        direction: media.direction,
       },
     ],
   });
