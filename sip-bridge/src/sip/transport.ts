@@ -42,10 +42,24 @@ export class SipTransport {
     this.#tcp.maxConnections = options.maxConnections ?? 1024;
   }
 
+  /**
+   * Binds UDP, then TCP on the same port. With port 0 the system picks a free UDP port whose TCP
+   * twin may be held by another process (seen in a full test run: EADDRINUSE on the TCP listen);
+   * then both are let go and another port is tried, up to 20 times. A fixed port that is taken
+   * fails at once, with nothing left bound.
+   */
   static async listen(options: SipTransportOptions): Promise<SipTransport> {
-    const transport = new SipTransport(options);
-    await transport.#start();
-    return transport;
+    const attempts = options.port === 0 ? 20 : 1;
+    for (let attempt = 1; ; attempt++) {
+      const transport = new SipTransport(options);
+      try {
+        await transport.#start();
+        return transport;
+      } catch (error) {
+        await transport.#release();
+        if (attempt >= attempts || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      }
+    }
   }
 
   get port(): number {
@@ -74,6 +88,18 @@ export class SipTransport {
   async close(): Promise<void> {
     for (const socket of this.#connections.values()) socket.destroy();
     await new Promise<void>((resolve) => this.#udp.close(() => resolve()));
+    await new Promise<void>((resolve) => this.#tcp.close(() => resolve()));
+  }
+
+  /** Lets go of whatever a failed start had bound. */
+  async #release(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      try {
+        this.#udp.close(() => resolve());
+      } catch {
+        resolve(); // never bound, or closed already
+      }
+    });
     await new Promise<void>((resolve) => this.#tcp.close(() => resolve()));
   }
 
