@@ -37,6 +37,7 @@ export class SipBridge {
     let ua: UserAgent | undefined;
     let control: CallControl | undefined;
     const mediaAddress = options.mediaAddress ?? options.host;
+    const inbound = sipCallOpener({ link: options.link, mediaAddress });
     const transport = await SipTransport.listen({
       host: options.host,
       port: options.port,
@@ -48,7 +49,7 @@ export class SipBridge {
       host: options.host,
       port: transport.port,
       send: (bytes, peer) => transport.send(bytes, peer),
-      openCall: (context) => control!.inboundOpener((link) => sipCallOpener({ link, mediaAddress }))(context),
+      openCall: (context) => control!.inboundOpener(inbound)(context),
       ...(options.maxCalls === undefined ? {} : { maxCalls: options.maxCalls }),
     });
     control = new CallControl({ ua, link: options.link, mediaAddress, routing: options.routing });

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import type { SippRun } from './sipp.ts';
+import { type SippRun, spawnSipp } from './sipp.ts';
 
 /** A UDP port free right now on 127.0.0.1 (for a peer that must be named before it starts). */
 export async function freeUdpPort(): Promise<number> {
@@ -17,36 +16,5 @@ export async function freeUdpPort(): Promise<number> {
  * is retransmitted (Timer A), so one sent before SIPp has bound its port is not lost.
  */
 export function startSippUas(scenario: string, port: number, cwd: string): { exited: Promise<SippRun>; kill(): void } {
-  const child = spawn(
-    'sipp',
-    [
-      '-sf',
-      scenario,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(port),
-      '-mi',
-      '127.0.0.1',
-      '-m',
-      '1',
-      '-nostdin',
-      '-trace_err',
-      '-timeout',
-      '90s',
-      '-timeout_error',
-    ],
-    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const keep = (d: Buffer) => {
-    output = (output + d.toString()).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise<SippRun>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, output }));
-  });
-  return { exited, kill: () => child.kill('SIGKILL') };
+  return spawnSipp(['-sf', scenario, '-p', String(port)], cwd);
 }

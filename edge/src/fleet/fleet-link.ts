@@ -134,17 +134,14 @@ export class FleetWorkerLink implements WorkerLink {
    * a test can drive it with its own clock. An unreadable registry changes nothing.
    */
   async checkRegistry(): Promise<void> {
-    const registered = this.#options.placement.registered;
-    if (registered === undefined || this.#checking || this.#closed || this.#links.size === 0) return;
+    const placement = this.#options.placement;
+    if (placement.registered === undefined || this.#checking || this.#closed || this.#links.size === 0) return;
     this.#checking = true;
     try {
       const links = [...this.#links.values()];
       let live: ReadonlySet<string>;
       try {
-        live = await registered.call(
-          this.#options.placement,
-          links.map((shared) => shared.endpoint.id),
-        );
+        live = await placement.registered(links.map((shared) => shared.endpoint.id));
       } catch {
         // Says nothing about the workers; absence is only counted from readings that succeeded.
         for (const shared of links) shared.unregisteredSinceMs = undefined;

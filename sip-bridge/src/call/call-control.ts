@@ -1,11 +1,10 @@
 import { createLogger, VenusError, type WorkerLink } from '@venus/protocol';
 import { resolveOutboundTarget } from '../routing/outbound-target.ts';
 import type { RoutingConfig } from '../routing/routing-config.ts';
-import type { CallHandle, OpenCall } from '../sip/call-handle.ts';
+import type { OpenCall } from '../sip/call-handle.ts';
 import type { UserAgent } from '../sip/user-agent.ts';
 import { CallFailure } from './call-failure.ts';
 import { OutboundCall, type PlaceCallRequest } from './outbound-call.ts';
-import { sessionSpyLink } from './session-spy-link.ts';
 
 const log = createLogger('sip.control');
 
@@ -31,7 +30,7 @@ export interface CallControlOptions {
  * The bridge's calls by session id, for whoever acts on a call from outside SIP (the control API,
  * and through it the harness's call_number / transfer_call): places outbound calls, transfers
  * inbound or outbound ones by REFER, hangs them up. Inbound calls are learnt as they are opened
- * (`openInbound` wraps the UA's opener and reads the session id off the call's first frame).
+ * (`inboundOpener` wraps the UA's opener and notes each answered call's session).
  */
 export class CallControl {
   readonly #options: CallControlOptions;
@@ -44,30 +43,16 @@ export class CallControl {
     this.#from = options.routing.outbound?.from ?? `sip:venus@${options.ua.host}:${options.ua.port}`;
   }
 
-  /** The UA's opener, noting which session each inbound call is (for transfers by session id). */
-  inboundOpener(open: (link: WorkerLink) => OpenCall): OpenCall {
+  /** The UA's opener, noting which session each answered inbound call is (for transfers by session id). */
+  inboundOpener(open: OpenCall): OpenCall {
     return async (context) => {
-      let session: string | undefined;
-      const link = sessionSpyLink(this.#options.link, (id) => {
-        session = id;
-        if (context.dialogKey !== undefined)
-          this.#inbound.set(id, { callId: context.callId, dialogKey: context.dialogKey });
-      });
-      const forget = () => {
-        if (session !== undefined) this.#inbound.delete(session);
-      };
-      let handle: CallHandle;
-      try {
-        handle = await open(link)(context);
-      } catch (error) {
-        forget();
-        throw error;
-      }
+      const handle = await open(context);
+      const session = handle.sessionId;
+      this.#inbound.set(session, { callId: context.callId, dialogKey: context.dialogKey });
       return {
         ...handle,
-        reoffer: (offer) => handle.reoffer(offer),
         end: (reason) => {
-          forget();
+          this.#inbound.delete(session);
           handle.end(reason);
         },
       };

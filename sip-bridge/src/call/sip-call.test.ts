@@ -17,6 +17,7 @@ function context(hungUp: string[]): CallContext {
   if ('error' in offer) throw new Error(offer.error);
   return {
     callId: 'call-1',
+    dialogKey: 'call-1;uac;uas',
     offer,
     route: {
       tenant: 'acme',

@@ -81,6 +81,7 @@ export function sipCallOpener(options: SipCallOptions): OpenCall {
       answerSdp(o, { address: options.mediaAddress, port: leg.port, sessionId: sdpSession, version: version++ });
     let textSeq = 0;
     return {
+      sessionId,
       answer: answerFor(offer),
       reoffer: (next) => {
         leg.configure(next);

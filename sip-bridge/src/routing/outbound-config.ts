@@ -1,6 +1,14 @@
 import { SessionConfigSchema } from '@venus/protocol';
 import { z } from 'zod';
 
+/** How long the bridge keeps a call before it hangs up (BYE); unset: until either side ends it. */
+export const MaxCallMsSchema = z
+  .number()
+  .int()
+  .positive()
+  .max(24 * 3_600_000)
+  .optional();
+
 const sipUri = z
   .string()
   .max(256)
@@ -43,12 +51,7 @@ export const OutboundSchema = z
     /** CANCEL after this long without an answer. */
     ringTimeoutMs: z.number().int().min(1000).max(300_000).default(30_000),
     /** The bridge hangs up (BYE) after this long; unset: until either side ends the call. */
-    maxCallMs: z
-      .number()
-      .int()
-      .positive()
-      .max(24 * 3_600_000)
-      .optional(),
+    maxCallMs: MaxCallMsSchema,
   })
   .refine((o) => (o.username === undefined) === (o.password === undefined), {
     message: 'username and password go together',

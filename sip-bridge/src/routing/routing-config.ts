@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type SessionConfig, SessionConfigSchema, VenusError } from '@venus/protocol';
 import { z } from 'zod';
 import { header, type SipRequest, uriUser } from '../sip/message.ts';
-import { OutboundSchema } from './outbound-config.ts';
+import { MaxCallMsSchema, OutboundSchema } from './outbound-config.ts';
 
 /**
  * Which tenant and assistant answer a call (docs/telephony-sip.md has an example file). A route
@@ -24,12 +24,7 @@ const RouteSchema = z.object({
   /** How long the call rings (180) before it is answered. Default 0. */
   ringMs: z.number().int().nonnegative().max(120_000).default(0),
   /** The bridge hangs up (BYE) after this long; unset: the call lasts until either side ends it. */
-  maxCallMs: z
-    .number()
-    .int()
-    .positive()
-    .max(24 * 3_600_000)
-    .optional(),
+  maxCallMs: MaxCallMsSchema,
   assistant: SessionConfigSchema.default({ chunkMs: 160, deliveryPolicy: 'when_idle', voice: 'en-us' }),
 });
 
