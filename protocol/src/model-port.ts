@@ -80,6 +80,13 @@ export interface StepRequest {
   atMs: number;
   /** Whether the client is still playing assistant audio (the model keeps speaking meanwhile). */
   assistantAudible: boolean;
+  /**
+   * A perception tick between two chunk boundaries (only for a session that declares
+   * `perceptionTickMs`): hear the input up to the cutoff and judge overlaps now, so that a user who
+   * takes the floor stops the assistant at once whatever the chunk size, but emit no assistant
+   * output (no text, no audio, no new utterance). The chunk stays the unit of output.
+   */
+  listenOnly?: boolean;
 }
 
 export interface OutputStep {
@@ -120,6 +127,11 @@ export interface OutputStep {
 export interface ModelSession {
   readonly sessionId: string;
   readonly incarnation: number;
+  /**
+   * The session hears between chunk steps: while the assistant holds the floor the host sends a
+   * `listenOnly` step about this often (ms). Absent: overlaps are judged at chunk boundaries only.
+   */
+  readonly perceptionTickMs?: number;
   appendAudio(input: { inputSeq: number; pcm16k: Int16Array }): Promise<InputAck>;
   appendText(input: { inputSeq: number; itemId: string; text: string }): Promise<InputAck>;
   appendVideoFrame(input: { inputSeq: number; mimeType: string; data: Uint8Array }): Promise<InputAck>;

@@ -171,7 +171,8 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
           ? plan.audioMs
           : 1000
         : Math.min(10_000, Math.max(0, request.atMs - this.lastAtMs));
-    this.lastAtMs = request.atMs;
+    // A perception tick paces out nothing: the next chunk step emits the whole chunk since the last one.
+    if (!request.listenOnly) this.lastAtMs = request.atMs;
     this.outcome = {};
     this.audible = request.assistantAudible;
 
@@ -199,6 +200,7 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     if (interruption) out.interruption = interruption;
     // The stopped utterance closes on this step; whatever follows starts on the next one.
     if (stopped) return closeUtterance(out, stopped.utteranceId, stopped.chunkSeq, stopped.wasCurrent);
+    if (request.listenOnly) return out;
     if (this.holdsStep(out)) return out;
     const u = this.current ?? this.nextUtterance();
     if (u) this.emit(u, out, Math.round(chunkMs * 24));

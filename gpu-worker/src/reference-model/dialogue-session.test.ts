@@ -196,4 +196,36 @@ describe('regression: correction transcript cut off by its own speech tail', () 
       expect(after.some((s) => s.audio !== null)).toBe(true);
     }
   });
+
+  describe('perception ticks (listen-only steps between chunk boundaries)', () => {
+    it('hear without emitting, and the next chunk step paces out everything since the last one', async () => {
+      const drv = new Driver();
+      drv.text('weather in Paris');
+      const first = await drv.until((s) => s.audio !== null);
+      const speaking = first[first.length - 1]!;
+      const ticks = [await drv.step({ listenOnly: true }), await drv.step({ listenOnly: true })];
+      for (const t of ticks) {
+        expect(t).toMatchObject({ utteranceId: null, audio: null, text: '', turnFinished: false });
+      }
+      const next = await drv.step();
+      expect(next.utteranceId).toBe(speaking.utteranceId);
+      // Three 160 ms periods since the last chunk step: two ticks and this step.
+      expect(next.audio?.length).toBe(3 * CHUNK_SAMPLES_24K);
+      expect(next.audioChunkSeq).toBe(speaking.audioChunkSeq + 1);
+    });
+
+    it('stop the assistant on a tick when the user takes the floor, ending the utterance there', async () => {
+      const drv = new Driver();
+      drv.text('weather in Paris');
+      const first = await drv.until((s) => s.audio !== null);
+      const id = first[first.length - 1]!.utteranceId;
+      const ticks = await drv.until((s) => s.interruption !== undefined, { speech: true, listenOnly: true }, 20);
+      const stop = ticks[ticks.length - 1]!;
+      expect(stop.interruption).toMatchObject({ action: 'discard', cause: 'interruption' });
+      expect(stop).toMatchObject({ utteranceId: id, turnFinished: true, finishReason: 'interrupted', audio: null });
+      // The user's 160 ms ticks of speech reached the v1 rules' 600 ms mark.
+      expect(ticks.length).toBeLessThanOrEqual(5);
+      expect((await drv.step()).utteranceId).not.toBe(id);
+    });
+  });
 });

@@ -32,7 +32,10 @@ export class Driver {
   }
 
   /** One step; `speech` appends 160 ms of audio that the fake VAD scores as speech (or silence). */
-  async step(options: { speech?: boolean; amplitude?: number; audible?: boolean } = {}): Promise<OutputStep> {
+  /** `listenOnly`: a perception tick between chunk boundaries (hears, emits nothing). */
+  async step(
+    options: { speech?: boolean; amplitude?: number; audible?: boolean; listenOnly?: boolean } = {},
+  ): Promise<OutputStep> {
     await Promise.resolve();
     const amplitude = options.amplitude ?? 3000;
     const pcm = new Int16Array(CHUNK_MS * 16).map((_, i) =>
@@ -45,6 +48,7 @@ export class Driver {
       inputSeqCutoff: this.seq,
       atMs: this.atMs,
       assistantAudible: options.audible ?? false,
+      ...(options.listenOnly ? { listenOnly: true } : {}),
     });
     const probabilities = new Float32Array(plan.frames.length).fill(options.speech ? 0.95 : 0.01);
     return this.d.finishStep(plan, probabilities);

@@ -76,4 +76,88 @@ describe('ForegroundLoop', () => {
     t.loop.boundary();
     expect(t.steps).toEqual([]);
   });
+
+  describe('perception ticks between boundaries', () => {
+    function ticking(chunkMs = 1000) {
+      let clock = 0;
+      const log: string[] = [];
+      const missed: number[] = [];
+      let finishStep: (stepped: boolean) => void = () => {};
+      let finishTick: () => void = () => {};
+      let wanted = true;
+      const loop = new ForegroundLoop({
+        chunkMs,
+        now: () => clock,
+        autoStep: false,
+        step: (chunk) => {
+          log.push(`step ${chunk}`);
+          return new Promise<boolean>((r) => {
+            finishStep = r;
+          });
+        },
+        tick: {
+          periodMs: 80,
+          run: (chunk) => {
+            if (!wanted) return null;
+            log.push(`tick ${chunk}`);
+            return new Promise<void>((r) => {
+              finishTick = r;
+            });
+          },
+        },
+        onMissed: (chunk) => missed.push(chunk),
+      });
+      return {
+        loop,
+        log,
+        missed,
+        advance: (ms: number) => (clock += ms),
+        finishStep: () => finishStep(true),
+        finishTick: () => finishTick(),
+        want: (w: boolean) => (wanted = w),
+      };
+    }
+
+    it('offers each tick the chunk in progress, one at a time, and never during a step', async () => {
+      const t = ticking();
+      t.loop.boundary();
+      t.loop.perceive();
+      expect(t.log).toEqual(['step 0']);
+      t.finishStep();
+      await tick();
+      t.loop.perceive();
+      t.loop.perceive();
+      expect(t.log).toEqual(['step 0', 'tick 1']);
+      t.finishTick();
+      await tick();
+      t.loop.perceive();
+      expect(t.log).toEqual(['step 0', 'tick 1', 'tick 1']);
+    });
+
+    it('starts a boundary that found a tick running as soon as the tick ends: no missed deadline', async () => {
+      const t = ticking();
+      t.loop.perceive();
+      t.advance(1000);
+      t.loop.boundary();
+      expect(t.log).toEqual(['tick 0']);
+      t.finishTick();
+      await tick();
+      expect(t.log).toEqual(['tick 0', 'step 0']);
+      expect(t.missed).toEqual([]);
+      // The deferred step is still one step: the next boundary while it runs is missed, as ever.
+      t.loop.boundary();
+      expect(t.missed).toEqual([1]);
+    });
+
+    it('does nothing when the session has nothing to hear, or the chunk is no longer than a tick', async () => {
+      const t = ticking();
+      t.want(false);
+      t.loop.perceive();
+      t.loop.boundary();
+      expect(t.log).toEqual(['step 0']);
+      const short = ticking(80);
+      short.loop.perceive();
+      expect(short.log).toEqual([]);
+    });
+  });
 });

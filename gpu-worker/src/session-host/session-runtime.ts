@@ -20,6 +20,9 @@ import type { ReplayedSession } from './timeline-replay.ts';
 import { TimelineWriter } from './timeline-writer.ts';
 import { WorkDesk } from './work-desk.ts';
 
+/** How long after the user's speech ends ticks go on, for the recogniser's final transcript to be heard. */
+const USER_TURN_TICKS_MS = 1500;
+
 export interface SessionRuntimeOptions {
   sessionId: string;
   tenant: string;
@@ -75,7 +78,7 @@ export interface SessionRuntimeOptions {
  */
 export class SessionRuntime {
   readonly sessionId: string;
-  readonly stats = { steps: 0, missed: 0 };
+  readonly stats = { steps: 0, missed: 0, ticks: 0 };
   private readonly s: SessionState;
   private readonly loop: ForegroundLoop;
   private readonly desk: WorkDesk;
@@ -93,6 +96,9 @@ export class SessionRuntime {
       chunkMs: opts.config.chunkMs,
       now,
       step: (chunk) => this.step(chunk),
+      ...(opts.model.perceptionTickMs
+        ? { tick: { periodMs: opts.model.perceptionTickMs, run: (chunk: number) => this.perceive(chunk) } }
+        : {}),
       paused: () => this.s.model.isReopening,
       onMissed: (chunk, lateMs, latencyMs) => {
         this.stats.missed += 1;
@@ -262,6 +268,11 @@ export class SessionRuntime {
     this.loop.boundary();
   }
 
+  /** One perception tick (tests drive it by hand with `autoStep: false`, like `boundary`). */
+  perceptionTick(): void {
+    this.loop.perceive();
+  }
+
   /** Admits eligible results, then steps the model for the chunk that just ended. */
   private async step(chunk: number): Promise<boolean> {
     const { s } = this;
@@ -280,6 +291,33 @@ export class SessionRuntime {
       s.model.failed(err, model, 'model step failed');
       return false;
     }
+  }
+
+  /**
+   * A perception tick: the model hears the input so far (a `listenOnly` step). While the assistant
+   * holds the floor it judges overlaps now, so a user taking the floor is stopped within a tick of
+   * the decision instead of at the next chunk boundary; while the user speaks, and for a while after
+   * (the recogniser's final comes later), the end of their turn and its words are heard now, so the
+   * reply starts at the next boundary rather than one chunk after it. Null otherwise (nothing to hear).
+   */
+  private perceive(chunk: number): Promise<void> | null {
+    const { s } = this;
+    if (s.closed) return null;
+    const atMs = s.nowMs();
+    const assistantAudible = s.ledger.isAudible(atMs);
+    const ended = s.userSpeechEndedAtMs;
+    const userTurn = s.userSpeaking || (ended !== null && atMs - ended <= USER_TURN_TICKS_MS);
+    if (s.active() === null && !assistantAudible && !userTurn) return null;
+    const model = s.model.model;
+    const request = { chunk, inputSeqCutoff: this.inputSeq, atMs, assistantAudible, listenOnly: true };
+    return model.step(request).then(
+      (step) => {
+        if (s.closed) return;
+        this.stats.ticks += 1;
+        this.output.publish(step, chunk, true);
+      },
+      (err) => s.model.failed(err, model, 'model step failed'),
+    );
   }
 
   private onPlaybackAck(

@@ -19,6 +19,8 @@ export class SessionState {
   readonly dropped = new Set<string>();
   decision: 'listen' | 'speak' = 'listen';
   userSpeaking = false;
+  /** When the user's last speech burst ended (host ms), or null while none has. */
+  userSpeechEndedAtMs: number | null = null;
   /** Session time of the last speech of either side, or of typed user input. */
   lastActivityAtMs = 0;
   /** The user said or typed something since the last spoken admission. */

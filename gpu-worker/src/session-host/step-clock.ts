@@ -27,6 +27,11 @@ export class StepClock {
     }
   }
 
+  /** When the next tick is due (performance.now() time), or null when stopped. */
+  get nextDueMs(): number | null {
+    return this.timer ? this.origin + this.ticks * this.periodMs : null;
+  }
+
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;

@@ -21,11 +21,13 @@ export class StepOutput {
     private readonly onInterruption: (verdict: NonNullable<OutputStep['interruption']>, chunk: number) => void,
   ) {}
 
-  publish(step: OutputStep, chunk: number): void {
+  /** `listenOnly`: the step was a perception tick; it only ends an utterance it stopped, never starts or paces one. */
+  publish(step: OutputStep, chunk: number, listenOnly = false): void {
     const { s } = this;
     const nowMs = s.nowMs();
     if (step.userSpeech) {
       s.userSpeaking = step.userSpeech.state === 'started';
+      s.userSpeechEndedAtMs = s.userSpeaking ? null : nowMs;
       s.lastActivityAtMs = nowMs;
       s.writer.append({ stream: 'user', type: 'user.speech', data: { ...step.userSpeech } }, chunk);
     }
@@ -38,6 +40,7 @@ export class StepOutput {
     }
     if (step.interruption) this.onInterruption(step.interruption, chunk);
     const id = step.utteranceId;
+    if (listenOnly && id === null) return;
     if (id === null || s.dropped.has(id)) {
       this.setDecision('listen', chunk);
       return;

@@ -20,6 +20,8 @@ export interface SessionOwner {
   readonly historyRoles: ReadonlySet<ContextRole>;
   /** Its sessions take one-shot instructions for their next response. */
   readonly takesResponseInstructions: boolean;
+  /** Its sessions hear between chunk steps this often (ms), if at all. */
+  readonly perceptionTickMs?: number | undefined;
   released(session: ThreadSessionHandle): void;
 }
 
@@ -55,6 +57,7 @@ export class ThreadSessionHandle implements ModelSession {
   private state: 'open' | 'closed' | 'stale' = 'open';
   /** Present only where the port's sessions take one-shot instructions (the host checks for it). */
   readonly instructNextResponse?: (input: { instructions: string }) => Promise<void>;
+  readonly perceptionTickMs?: number;
 
   constructor(
     readonly sessionId: string,
@@ -63,6 +66,7 @@ export class ThreadSessionHandle implements ModelSession {
     private readonly link: SessionThread,
     private readonly owner: SessionOwner,
   ) {
+    if (owner.perceptionTickMs !== undefined) this.perceptionTickMs = owner.perceptionTickMs;
     if (owner.takesResponseInstructions) {
       this.instructNextResponse = async ({ instructions }) => {
         this.assertOpen();

@@ -43,6 +43,8 @@ export interface ThreadedPortSetup {
   historyRoles?: readonly ContextRole[];
   /** Its sessions take one-shot instructions for their next response. Default false. */
   takesResponseInstructions?: boolean;
+  /** Its sessions hear between chunk steps (`ModelSession.perceptionTickMs`). Default: they do not. */
+  perceptionTickMs?: number;
 }
 
 /**
@@ -65,6 +67,7 @@ export abstract class ThreadedModelPort<O extends OpenMessage = OpenMessage> imp
   readonly modelName: string;
   readonly historyRoles: ReadonlySet<ContextRole>;
   readonly takesResponseInstructions: boolean;
+  readonly perceptionTickMs: number | undefined;
   private readonly sessions = new PortSessions();
   private isClosed = false;
 
@@ -75,6 +78,7 @@ export abstract class ThreadedModelPort<O extends OpenMessage = OpenMessage> imp
     this.modelName = setup.modelName;
     this.historyRoles = new Set(setup.historyRoles ?? ContextRoleSchema.options);
     this.takesResponseInstructions = setup.takesResponseInstructions ?? false;
+    this.perceptionTickMs = setup.perceptionTickMs;
   }
 
   /**
