@@ -19,6 +19,10 @@ export const FloorsSchema = z.object({
     perSet: z.number().int().positive(),
     delegation: z.number().int().positive(),
     concurrency: z.number().int().positive(),
+    /** The slice hands the model the client-ASR stand-in's transcripts (the floors hold for that setting only). */
+    transcripts: z.boolean().default(false),
+    /** The foreground chunk the slice asks for; unset: the server's default. */
+    chunkMs: z.number().int().positive().optional(),
   }),
   metrics: z.record(z.string(), BoundSchema),
 });

@@ -31,6 +31,10 @@ export interface EvaluationOptions {
   chunkMs?: number;
   frameMs?: number;
   concurrency?: number;
+  /**
+   * Hand the model each utterance's transcript `asrDelayS` after it ends (a client-ASR stand-in for
+   * models that cannot hear words). Default false: audio only, the model hears for itself.
+   */
   transcripts?: boolean;
   asrDelayS?: number;
   judge?: JudgeConfig;
@@ -96,7 +100,7 @@ export async function runEvaluation(options: EvaluationOptions): Promise<Evaluat
 
   const runRoot = path.join(options.outDir, 'runs');
   const runFile = path.join(runRoot, 'run.json');
-  let run: Omit<RunInfo, 'samples' | 'data' | 'asrDelayS'>;
+  let run: Omit<RunInfo, 'samples' | 'data' | 'asrDelayS' | 'transcripts'>;
   if (options.rescore) {
     run = JSON.parse(readFileSync(runFile, 'utf8')) as typeof run;
   } else {
@@ -110,6 +114,7 @@ export async function runEvaluation(options: EvaluationOptions): Promise<Evaluat
     ...run,
     data: options.data ? `${options.data} (loaded)` : `synthetic, seed "${options.seed ?? 'venus-eval'}"`,
     asrDelayS,
+    transcripts: options.transcripts ?? false,
     samples: samples.length,
   };
   const report = writeReport(options.outDir, score, info, floors);
@@ -123,11 +128,12 @@ async function runSamples(
   runRoot: string,
   frameMs: number,
   concurrency: number,
-): Promise<Omit<RunInfo, 'samples' | 'data' | 'asrDelayS'>> {
+): Promise<Omit<RunInfo, 'samples' | 'data' | 'asrDelayS' | 'transcripts'>> {
   // VENUS_MODEL and friends pick the model as they do for `npm start`; the reference model by default.
   const runtime = options.url ? null : await startEmbeddedRuntime({ port: 0, modelEnv: process.env });
   const caps = runtime ? await runtime.model.capabilities() : null;
-  const chunkMs = options.chunkMs ?? (options.url ? undefined : 200);
+  // Unset: the server's default chunk (1000 ms), as a client that does not ask gets it.
+  const chunkMs = options.chunkMs;
   const target: EvalTarget = {
     url: options.url ?? `${runtime!.url.replace(/^http/, 'ws')}/v1/realtime`,
     venus: options.venus ?? 'auto',
@@ -144,7 +150,7 @@ async function runSamples(
       outRoot: runRoot,
       concurrency,
       frameMs,
-      transcripts: options.transcripts ?? true,
+      transcripts: options.transcripts ?? false,
       onProgress: (done, _total, _last, failed) => progress?.update(done, failed),
     });
     return {

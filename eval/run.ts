@@ -18,11 +18,13 @@ Full-Duplex-Bench-v1.5-style evaluation over the public realtime API (see eval/R
   --api-key KEY      bearer token for --url (or EVAL_API_KEY)
   --venus MODE       auto | on | off: use the venus.* extensions (default auto)
   --session JSON     session.update fields sent after session.created
-  --chunk-ms N       foreground chunk asked of a Venus runtime (default 200 embedded)
+  --chunk-ms N       foreground chunk asked of a Venus runtime (default: the server's, 1000 ms)
   --frame-ms N       microphone frame, 20-100 ms (default 40)
   --concurrency N    sessions at a time (default 8)
-  --asr-delay S      client ASR stand-in: seconds after an utterance ends that its text is sent (default 0.5)
-  --no-transcripts   send audio only (for endpoints that transcribe for themselves)
+  --transcripts      also hand the model each utterance's transcript (a client-ASR stand-in, for
+                     models that cannot hear words; labelled as such in the report)
+  --asr-delay S      with --transcripts: seconds after an utterance ends that its text is sent (default 0.5)
+  --no-transcripts   audio only: the model hears for itself (the default)
   --judge llm        also label with an LLM judge (EVAL_JUDGE_URL, EVAL_JUDGE_MODEL, EVAL_JUDGE_API_KEY)
   --out DIR          output folder (default out/eval)
   --no-floors        do not check eval/floors.json
@@ -45,6 +47,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     'asr-delay': { type: 'string' },
     'no-transcripts': { type: 'boolean' },
+    transcripts: { type: 'boolean' },
     judge: { type: 'string' },
     out: { type: 'string' },
     'no-floors': { type: 'boolean' },
@@ -75,7 +78,17 @@ if (values.judge !== undefined) {
 }
 const apiKey = values['api-key'] ?? process.env.EVAL_API_KEY;
 // Floors describe the embedded runtime on our synthetic data; another endpoint or data set is reported, not judged.
-const useFloors = !values['no-floors'] && !values.url && !values.data;
+// They also hold only in the setting they were measured in (floors.json's `slice`: transcripts, chunk).
+const floors = loadFloors();
+const transcripts = values.transcripts === true && values['no-transcripts'] !== true;
+const chunkArg = values['chunk-ms'] === undefined ? undefined : Number(values['chunk-ms']);
+const sameSetting = transcripts === floors.slice.transcripts && chunkArg === floors.slice.chunkMs;
+const useFloors = !values['no-floors'] && !values.url && !values.data && sameSetting;
+if (!values['no-floors'] && !values.url && !values.data && !sameSetting)
+  console.log(
+    `[eval] floors not checked: eval/floors.json holds for ${floors.slice.transcripts ? '--transcripts' : 'audio only'}` +
+      `${floors.slice.chunkMs === undefined ? '' : ` --chunk-ms ${floors.slice.chunkMs}`}, not this setting`,
+  );
 const outDir = path.resolve(values.out ?? 'out/eval');
 
 const result = await runEvaluation({
@@ -97,9 +110,9 @@ const result = await runEvaluation({
   ...(values['frame-ms'] ? { frameMs: positive('frame-ms', values['frame-ms'])! } : {}),
   ...(values.concurrency ? { concurrency: positive('concurrency', values.concurrency)! } : {}),
   ...(values['asr-delay'] ? { asrDelayS: positive('asr-delay', values['asr-delay'])! } : {}),
-  transcripts: !values['no-transcripts'],
+  transcripts,
   ...(judge ? { judge } : {}),
-  floors: useFloors ? loadFloors() : null,
+  floors: useFloors ? floors : null,
   rescore: values.rescore === true,
 });
 

@@ -13,6 +13,8 @@ export interface RunInfo {
   chunkMs: number | null;
   frameMs: number;
   asrDelayS: number;
+  /** The client-ASR stand-in handed the model each utterance's text (else audio only). */
+  transcripts: boolean;
   concurrency: number;
   samples: number;
   failures: { key: string; error: string }[];
@@ -115,7 +117,10 @@ export function writeReport(outDir: string, score: RunScore, info: RunInfo, floo
   lines.push(
     `Run of ${info.date}: ${info.samples} samples (${info.failures.length} failed to run, ${score.missing.length} without output) ` +
       `against ${info.target}; data: ${info.data}. Foreground chunk ${info.chunkMs === null ? 'server default' : `${info.chunkMs} ms`}, ` +
-      `microphone frames ${info.frameMs} ms, client ASR stand-in sends each utterance's text ${info.asrDelayS} s after it ends, ` +
+      `microphone frames ${info.frameMs} ms, ` +
+      (info.transcripts
+        ? `**with a stand-in: the client sent each utterance's transcript ${info.asrDelayS} s after it ended** (the model did not have to hear the words), `
+        : 'audio only (the model heard the words for itself), ') +
       `${info.concurrency} sessions at a time, ${Math.round(info.wallS)} s of wall time. ` +
       `Labels: ${score.judged ? 'LLM judge (rule-based labels kept in scores.json)' : 'rule-based (see eval/README.md)'}.`,
     '',
