@@ -1,4 +1,10 @@
-import { CascadeModelPort, OfficialServiceModelPort, OnnxBundleModelPort, ReferenceModelPort } from '@venus/gpu-worker';
+import {
+  CascadeModelPort,
+  DEFAULT_PERCEPTION_TICK_MS,
+  OfficialServiceModelPort,
+  OnnxBundleModelPort,
+  ReferenceModelPort,
+} from '@venus/gpu-worker';
 import { type ModelPort, resolveSettingAliases, VenusError } from '@venus/protocol';
 import { z } from 'zod';
 
@@ -13,6 +19,12 @@ const ModelEnvSchema = z.object({
   VENUS_SERVICE_MODEL: z.string().optional(),
   VENUS_BUNDLE_DIR: z.string().optional(),
   VENUS_EXECUTION_PROVIDER: z.enum(['cpu', 'cuda']).default('cpu'),
+  /** The reference model's perception tick (ms) between chunk steps; 0 = off (overlaps judged at boundaries only). */
+  VENUS_PERCEPTION_TICK_MS: z.coerce
+    .number()
+    .int()
+    .refine((ms) => ms === 0 || (ms >= 20 && ms <= 1000), '0 (off) or 20..1000 ms')
+    .default(DEFAULT_PERCEPTION_TICK_MS),
 });
 
 /**
@@ -38,6 +50,7 @@ export async function modelFromEnv(raw: Record<string, string | undefined>): Pro
       return ReferenceModelPort.create({
         inferenceThreads: e.VENUS_INFERENCE_THREADS,
         ttsThreads: e.VENUS_TTS_THREADS,
+        perceptionTickMs: e.VENUS_PERCEPTION_TICK_MS,
         ...(e.VENUS_MAX_SESSIONS === undefined ? {} : { maxSessions: e.VENUS_MAX_SESSIONS }),
       });
     case 'cascade':

@@ -4,7 +4,10 @@
  * overlap sets, whose voices and lines are all HELD-OUT (never in the head's training data), at
  * 1000 ms (the server default) and 160 ms chunks. Writes `REPORT-e2e.md` beside the model.
  *
- *   npm run train:e2e -- [--per-set 10] [--model gpu-worker/models/overlap-head] [--chunks 1000,160]
+ *   npm run train:e2e -- [--per-set 10] [--model gpu-worker/models/overlap-head] [--chunks 1000,160] [--policies rules,head]
+ *
+ * Besides the overlap sets, the turn-taking sets: `pause_handling` (a request said in two parts:
+ * taking the turn in the pause is wrong) and `smooth_turn_taking` (one request: taking it is right).
  *
  * One dialogue at a time (the eval's `--concurrency 1`): the figures are about the policy, and on a
  * 2-core machine several real-time dialogues at once starve the recogniser and skew every row.
@@ -20,9 +23,11 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'gpu-worker/models/overlap-head' },
     out: { type: 'string', default: 'out/overlap-e2e' },
     chunks: { type: 'string', default: '1000,160' },
+    policies: { type: 'string', default: 'rules,head' },
   },
 });
 const SETS = ['user_interruption', 'user_backchannel', 'talking_to_other', 'background_speech'] as const;
+const TURN_SETS = ['pause_handling', 'smooth_turn_taking'] as const;
 const WANT = {
   user_interruption: 'respond',
   user_backchannel: 'resume',
@@ -31,8 +36,10 @@ const WANT = {
 };
 
 interface Score {
-  set: (typeof SETS)[number];
+  set: (typeof SETS)[number] | (typeof TURN_SETS)[number];
   label: string | null;
+  tookTurn: boolean | null;
+  responseLatencyS: number | null;
   stopped: boolean | null;
   stopLatencyS: number | null;
 }
@@ -45,9 +52,18 @@ function quantile(xs: number[], q: number): string {
 
 const sections: string[] = [];
 for (const chunkMs of values.chunks.split(',').map(Number)) {
-  for (const policy of ['rules', 'head'] as const) {
+  for (const policy of values.policies.split(',') as ('rules' | 'head')[]) {
+    if (policy !== 'rules' && policy !== 'head') throw new Error(`--policies takes rules and/or head, got "${policy}"`);
     const out = join(values.out, `${policy}-${chunkMs}`);
-    const args = ['--import', 'tsx', 'eval/run.ts', '--no-transcripts', '--no-floors', '--sets', SETS.join(',')];
+    const args = [
+      '--import',
+      'tsx',
+      'eval/run.ts',
+      '--no-transcripts',
+      '--no-floors',
+      '--sets',
+      [...SETS, ...TURN_SETS].join(','),
+    ];
     args.push('--per-set', values['per-set'], '--chunk-ms', String(chunkMs), '--concurrency', '1', '--out', out);
     console.log(`${policy} at ${chunkMs} ms chunks -> ${out}`);
     execFileSync('node', args, {
@@ -78,6 +94,25 @@ for (const chunkMs of values.chunks.split(',').map(Number)) {
     lines.push(
       '',
       `Stop latency on interruptions: p50 ${quantile(latency, 0.5)} s, p90 ${quantile(latency, 0.9)} s (n ${latency.length}); ${Math.round(info.wallS)} s of wall time.`,
+      '',
+      '| turn-taking set (right) | n | took the turn | held | right |',
+      '| --- | ---: | ---: | ---: | ---: |',
+    );
+    for (const set of TURN_SETS) {
+      const of = samples.filter((s) => s.set === set && s.tookTurn !== null);
+      const took = of.filter((s) => s.tookTurn).length;
+      const right = set === 'pause_handling' ? of.length - took : took;
+      const want = set === 'pause_handling' ? 'hold through the pause' : 'take the turn';
+      lines.push(
+        `| ${set} (${want}) | ${of.length} | ${took} | ${of.length - took} | ${of.length ? Math.round((100 * right) / of.length) : 0}% |`,
+      );
+    }
+    const turns = samples
+      .filter((s) => s.set === 'smooth_turn_taking' && s.responseLatencyS !== null)
+      .map((s) => s.responseLatencyS!);
+    lines.push(
+      '',
+      `Wrong turn-takes during user pauses: the pause_handling row's "took the turn" (target ≤ 5%). Response latency after a complete request: p50 ${quantile(turns, 0.5)} s (n ${turns.length}).`,
       '',
     );
     sections.push(lines.join('\n'));

@@ -18,6 +18,7 @@ export {
 export { DialogueSession, type Synthesize, type TranscriptEntry } from './dialogue-session.ts';
 export { EspeakTts, type EspeakTtsOptions } from './espeak-tts.ts';
 export {
+  DEFAULT_PERCEPTION_TICK_MS,
   REFERENCE_MODEL_REVISION,
   type ReferenceModelCalibration,
   type ReferenceModelOptions,

@@ -1,5 +1,5 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
-import { type ModelCapabilities, type OpenSessionRequest, type RecogniserGrammar, VenusError } from '@venus/protocol';
+import type { ModelCapabilities, OpenSessionRequest, RecogniserGrammar } from '@venus/protocol';
 import { DEMO_GRAMMAR } from '../perception/pocketsphinx/demo-vocabulary.ts';
 import { grammarWithFunctions, type SpokenFunction } from '../perception/pocketsphinx/grammar-from-vocabulary.ts';
 import type { OpenMessage } from '../threaded-port/thread-protocol.ts';
@@ -9,7 +9,6 @@ import {
   threadedCapabilities,
 } from '../threaded-port/threaded-model-port.ts';
 import { startWorker, WorkerLink } from '../threaded-port/worker-link.ts';
-import { parseDurationMs } from '../timeline/retention.ts';
 import { TEXT_SPECIAL_TOKENS } from './special-tokens.ts';
 import type {
   InferenceToMain,
@@ -38,21 +37,13 @@ export interface ReferenceModelOptions {
   /**
    * How often (ms) the host lets a session hear between chunk steps while the assistant speaks
    * (`listenOnly` steps), so a user taking the floor stops it within ~this much of the decision
-   * whatever the chunk size. 0 turns it off. Default `VENUS_PERCEPTION_TICK_MS`, else 80.
+   * whatever the chunk size. 0 turns it off. Default 80 (`VENUS_PERCEPTION_TICK_MS` in a worker's settings).
    */
   perceptionTickMs?: number;
 }
 
 /** The default perception tick: the head's decision points are 80 ms apart. */
 export const DEFAULT_PERCEPTION_TICK_MS = 80;
-
-/** `VENUS_PERCEPTION_TICK_MS` (a duration: 0 = off, else 20 ms..1 s), else the default; anything else is refused by name. */
-export function perceptionTickFromEnv(value = process.env.VENUS_PERCEPTION_TICK_MS): number {
-  const ms = parseDurationMs(value, DEFAULT_PERCEPTION_TICK_MS, 'VENUS_PERCEPTION_TICK_MS');
-  if (ms !== 0 && (ms < 20 || ms > 1000))
-    throw new VenusError('invalid_arguments', `VENUS_PERCEPTION_TICK_MS=${value} must be 0 (off) or 20ms..1s`);
-  return ms;
-}
 
 /** What the port measured at startup, and the capacity it derived from it. */
 export interface ReferenceModelCalibration {
@@ -102,7 +93,7 @@ export class ReferenceModelPort extends ThreadedModelPort<ReferenceOpen> {
   }
 
   static async create(options: ReferenceModelOptions = {}): Promise<ReferenceModelPort> {
-    const perceptionTickMs = options.perceptionTickMs ?? perceptionTickFromEnv();
+    const perceptionTickMs = options.perceptionTickMs ?? DEFAULT_PERCEPTION_TICK_MS;
     const inferenceThreads = Math.max(1, Math.floor(options.inferenceThreads ?? 1));
     const ttsThreads = Math.max(1, Math.floor(options.ttsThreads ?? 1));
     const ttsStarts = Array.from({ length: ttsThreads }, () => {
