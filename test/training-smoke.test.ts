@@ -1,0 +1,49 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
+
+/**
+ * The overlap head's recipe in smoke mode (`npm run train:smoke`): a tiny seeded data set through
+ * the worker's own perception, one epoch of training with Debian's python3-torch, the ONNX export,
+ * and the held-out report. The exported ONNX must give torch's probabilities on the rows the
+ * training run recorded, read back here through the runtime's own loader. Needs Debian's python3-torch
+ * (`.ci/run` installs it).
+ */
+const TORCH_PYTHON = '/usr/bin/python3';
+
+describe('overlap head recipe, smoke mode', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'venus-train-smoke-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('generates, trains, exports an ONNX that matches torch, and reports', { timeout: 600_000 }, async () => {
+    const model = path.join(dir, 'model');
+    const node = (args: string[]) =>
+      execFileSync(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    node(['training/generate-data.ts', '--train', '2', '--heldout', '1', '--out', dir]);
+    expect(readFileSync(path.join(dir, 'features.csv'), 'utf8').split('\n').length).toBeGreaterThan(3);
+    execFileSync(
+      TORCH_PYTHON,
+      ['training/train_head.py', '--data', dir, '--out', model, '--epochs', '1', '--threads', '1'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const training = JSON.parse(readFileSync(path.join(model, 'training.json'), 'utf8')) as {
+      check: { rows: number[][]; torch_probs: number[][] };
+    };
+    const head = await OnnxOverlapHead.load(path.join(model, 'overlap-head.onnx'));
+    expect(head).not.toBeNull();
+    try {
+      const probs = await head!.score(training.check.rows.map((r) => Float32Array.from(r)));
+      expect(probs.length).toBe(training.check.rows.length);
+      expect(probs.length).toBeGreaterThan(0);
+      const diffs = probs.flatMap((p, i) => Array.from(p, (v, k) => Math.abs(v - training.check.torch_probs[i]![k]!)));
+      expect(Math.max(...diffs)).toBeLessThan(1e-4);
+    } finally {
+      await head!.close();
+    }
+    node(['training/evaluate.ts', '--data', dir, '--model', model]);
+    expect(existsSync(path.join(model, 'REPORT.md'))).toBe(true);
+  });
+});
