@@ -95,13 +95,38 @@ describe('DialogueSession hearing words', () => {
   it('does not force low-confidence words onto a command: it asks the user to say it again', async () => {
     const { stream, say } = driver();
     stream.script.push({ text: 'what is the weather in paris', inGrammar: false });
-    const steps = await say(8, 12);
+    // Unclear words may be the start of a request: the model waits out a mid-turn pause first.
+    const steps = await say(8, 24);
     expect(steps.flatMap((s) => s.userTranscripts ?? [])).toEqual([
       expect.objectContaining({ inGrammar: false, addressed: true }),
     ]);
     const said = steps.map((s) => s.text).join('');
     expect(said).not.toMatch(/delegate/);
     expect(said).toMatch(/did not catch that/);
+  });
+
+  it('holds the turn through a pause after a fragment, and hears the two parts as one request', async () => {
+    const { stream, say } = driver();
+    stream.script.push({ text: 'could you tell me' }, { text: 'the weather in paris' });
+    // "could you tell me", then 6 x 160 ms of silence (the VAD ends the burst after 500 ms), then the rest.
+    const first = await say(6, 6);
+    expect(first.map((s) => s.text).join('')).toBe('');
+    expect(first.some((s) => s.utteranceId !== null)).toBe(false);
+    const rest = await say(8, 20);
+    expect(rest.map((s) => s.text).join('')).toMatch(/<delegate>What is the weather in Paris right now\?<\/delegate>/);
+    expect([...first, ...rest].flatMap((s) => s.userTranscripts ?? []).map((t) => t.text)).toEqual([
+      'could you tell me',
+      'the weather in paris',
+    ]);
+  });
+
+  it('answers a fragment alone once the user stays silent past the mid-turn pause', async () => {
+    const { stream, say } = driver();
+    stream.script.push({ text: "what's the weather" });
+    const steps = await say(6, 12);
+    expect(steps.map((s) => s.text).join('')).toBe('');
+    const later = await say(0, 10);
+    expect(later.map((s) => s.text).join('')).toMatch(/which city/i);
   });
 
   it('stops at once when the partial words say "stop", before the 600 ms rule', async () => {

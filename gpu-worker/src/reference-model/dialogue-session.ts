@@ -93,6 +93,12 @@ function isRequest(u: Understanding): u is RequestIntent {
 /** The plain-language status request the model delegates; the session host answers it from work state. */
 const STATUS_QUERY = 'What is the status of my pending requests?';
 
+/**
+ * How long after a spoken fragment's final (itself ~0.5 s after the speech ended) the model waits
+ * for the user to go on before answering the fragment alone: people pause mid-request for 1-2 s.
+ */
+const MID_TURN_PAUSE_MS = 1500;
+
 export class DialogueSession extends DuplexDialogue<Utterance> {
   private readonly voiceName: string;
   private readonly draw: () => number;
@@ -110,6 +116,13 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private backgroundBurst = false;
   private readonly sameSpeech = new SameSpeech();
   private stepAtMs = 0;
+  /**
+   * A spoken utterance that is not a whole request yet ("could you tell me", "I'd like to know the
+   * weather"), held while the user may go on after a pause: the next utterance is heard joined to
+   * it, and it is answered alone only once the user stayed silent until `untilMs` (audio time).
+   * `text` is '' for words the grammar did not fit (answered, if alone, with a request to repeat).
+   */
+  private held: { text: string; untilMs: number } | null = null;
 
   constructor(private readonly options: DialogueSessionOptions) {
     super(options);
@@ -181,6 +194,13 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
       this.stop({ action: 'discard', cause: 'interruption', cancelsWork: false });
     }
     for (const u of rec.takeFinals()) this.heardSpeech(u);
+    const held = this.held;
+    // The user went on: the held words wait for the final of what they are saying now.
+    if (held && this.voice.inSpeech) held.untilMs = Math.max(held.untilMs, this.stepAtMs + MID_TURN_PAUSE_MS);
+    else if (held && this.stepAtMs >= held.untilMs) {
+      this.held = null;
+      this.answerHeard(held.text);
+    }
   }
 
   protected override judged(_burst: Burst, verdict: Interruption): void {
@@ -207,17 +227,45 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     // The client already sent this speech's words as text.
     if (this.sameSpeech.textCameFirst(this.stepAtMs)) return;
     // A grammar maps any speech onto itself: low-confidence words are not forced onto a command.
-    if (!final.inGrammar) {
+    const words = final.inGrammar ? text : '';
+    const held = this.held;
+    this.held = null;
+    const joined = held ? `${held.text} ${words}`.trim() : words;
+    // Not a whole request yet and nothing else going on: the user may only be pausing mid-turn.
+    if (!held && !cut && !this.speaking && this.mayGoOn(joined)) {
+      this.held = { text: joined, untilMs: this.stepAtMs + MID_TURN_PAUSE_MS };
+      return;
+    }
+    if (cut && !this.speaking && joined !== '') {
+      this.sameSpeech.actedOn(joined, this.stepAtMs);
+      this.entries.push({ role: 'user', text: joined });
+      this.handleOverlap(joined);
+      return;
+    }
+    this.answerHeard(joined);
+  }
+
+  /** What the user said, acted on like typed text ('' = words the grammar did not fit). */
+  private answerHeard(text: string): void {
+    if (text === '') {
       if (!this.speaking) this.enqueue({ text: UNCLEAR_REPLY, role: 'other' });
       return;
     }
     this.sameSpeech.actedOn(text, this.stepAtMs);
-    if (cut && !this.speaking) {
-      this.entries.push({ role: 'user', text });
-      this.handleOverlap(text);
-      return;
-    }
     this.hear(text);
+  }
+
+  /**
+   * Whether spoken words (or '' for words the grammar did not fit) may be the first part of a
+   * request the user goes on with after a pause: not a request the model can act on, not a
+   * backchannel, cancel or stop, and no question of the model's waits for an answer.
+   */
+  private mayGoOn(text: string): boolean {
+    if (this.awaitingCityFor !== null || this.offeredPlanId !== null) return false;
+    if (text === '') return true;
+    if (readOverlap(text) !== 'other') return false;
+    const kind = understandRequest(text).kind;
+    return kind === 'unknown' || kind === 'missing_city';
   }
 
   protected nextUtterance(): Utterance | null {
