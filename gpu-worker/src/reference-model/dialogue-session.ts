@@ -263,7 +263,9 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private mayGoOn(text: string): boolean {
     if (this.awaitingCityFor !== null || this.offeredPlanId !== null) return false;
     if (text === '') return true;
-    if (readOverlap(text) !== 'other') return false;
+    // A correction ("no, Dublin") when nothing is being said is heard like any request (`hear`).
+    const reading = readOverlap(text);
+    if (reading !== 'other' && reading !== 'correction') return false;
     const kind = understandRequest(text).kind;
     return kind === 'unknown' || kind === 'missing_city';
   }
