@@ -1,6 +1,7 @@
 import { toPcm16 } from '../eval/audio/signal.ts';
 import {
   type FeatureRow,
+  fillEmbeddings,
   OverlapFeatureTracker,
   type PartialWords,
 } from '../gpu-worker/src/perception/overlap-features.ts';
@@ -11,6 +12,7 @@ import { MODEL_DIR, PocketSphinxWasm } from '../gpu-worker/src/perception/pocket
 import { Pronunciations } from '../gpu-worker/src/perception/pocketsphinx/pronunciations.ts';
 import { DECODER_OPTIONS } from '../gpu-worker/src/perception/pocketsphinx/recogniser-protocol.ts';
 import type { SileroVad } from '../gpu-worker/src/perception/silero-vad.ts';
+import type { SpeechEmbedding } from '../gpu-worker/src/perception/speech-embedding.ts';
 import { type Burst, VoiceActivity } from '../gpu-worker/src/perception/voice-activity.ts';
 import type { Clip } from './clips.ts';
 
@@ -33,22 +35,23 @@ export interface ClipResult {
 /**
  * Runs a clip through the worker's own perception, step by step as a session would: Silero VAD and
  * VoiceActivity, the grammar recogniser (PocketSphinx wasm, the same grammar and decoder options,
- * run synchronously here so the partial at each step is reproducible), the feature tracker, and the
- * v1 rules (level/duration milestones and early stop words) for the comparison.
+ * run synchronously here so the partial at each step is reproducible), the feature tracker with
+ * the speech embedding filled in after each step as the session thread does, and the v1 rules (level/duration milestones and early stop words) for the comparison.
  */
 export class ClipExtractor {
   private constructor(
     private readonly vad: SileroVad,
+    private readonly embedding: SpeechEmbedding,
     private readonly ps: PocketSphinxWasm,
     private readonly decoder: number,
   ) {}
 
-  static async create(vad: SileroVad): Promise<ClipExtractor> {
+  static async create(vad: SileroVad, embedding: SpeechEmbedding): Promise<ClipExtractor> {
     const ps = await PocketSphinxWasm.load();
     const pronunciations = Pronunciations.load(MODEL_DIR);
     const grammar = compileGrammar(DEMO_GRAMMAR, (w) => pronunciations.has(w));
     const decoder = ps.openGrammar(grammar.jsgf, DECODER_OPTIONS, pronunciations.dictionaryFor(grammar.words));
-    return new ClipExtractor(vad, ps, decoder);
+    return new ClipExtractor(vad, embedding, ps, decoder);
   }
 
   async run(clip: Clip): Promise<ClipResult> {
@@ -73,6 +76,7 @@ export class ClipExtractor {
       const wasInSpeech = voice.inSpeech;
       const framesBefore = Math.floor(at / 512);
       let frameIndex = 0;
+      const stepRows: FeatureRow[] = [];
       const update = voice.update(probabilities, frames, speaking, (frame, p, burst, ended) => {
         frameIndex += 1;
         if (
@@ -86,8 +90,10 @@ export class ClipExtractor {
           onsetFrames = framesBefore + frameIndex;
         }
         const row = tracker.frame(frame, p, burst, ended, partial, voice.foregroundDb);
-        if (row && row.burst === target) result.rows.push(row);
+        if (row && row.burst === target) stepRows.push(row);
       });
+      await fillEmbeddings(stepRows, this.embedding);
+      result.rows.push(...stepRows);
       // The v1 rules, as DuplexDialogue and DialogueSession apply them.
       if (target && !result.rules) {
         const t = target as Burst;

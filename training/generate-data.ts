@@ -1,7 +1,7 @@
 /**
  * `npm run train:data`: the overlap clips and their feature table, reproducible from a seed.
  *
- *   npm run train:data                          # 60 train + 20 held-out clips per class
+ *   npm run train:data                          # 200 train + 20 held-out clips per class
  *   npm run train:data -- --train 20 --heldout 8 --out out/training-smoke
  *
  * Writes `<out>/features.csv` (one row per 80 ms decision point of each clip's overlapping burst,
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { SeededRandom } from '../eval/scenarios/seeded-random.ts';
 import { FEATURE_NAMES } from '../gpu-worker/src/perception/overlap-features.ts';
 import { SileroVad } from '../gpu-worker/src/perception/silero-vad.ts';
+import { SpeechEmbedding } from '../gpu-worker/src/perception/speech-embedding.ts';
 import { planClip, renderClip } from './clips.ts';
 import { ClipExtractor } from './extract.ts';
 import { CLASSES } from './phrases.ts';
@@ -21,7 +22,7 @@ import { fliteAvailable, SpeechBank } from './speech-bank.ts';
 
 const { values } = parseArgs({
   options: {
-    train: { type: 'string', default: '60' },
+    train: { type: 'string', default: '200' },
     heldout: { type: 'string', default: '20' },
     seed: { type: 'string', default: 'venus-overlap-1' },
     out: { type: 'string', default: 'out/training' },
@@ -33,7 +34,8 @@ if (!flite) console.warn('flite is not installed: the held-out set has eSpeak vo
 
 const bank = await SpeechBank.create();
 const vad = await SileroVad.create({ maxBatch: 1, intraOpNumThreads: 1 });
-const extractor = await ClipExtractor.create(vad);
+const embedding = await SpeechEmbedding.create({ maxBatch: 64, intraOpNumThreads: 1 });
+const extractor = await ClipExtractor.create(vad, embedding);
 const features = [['clip', 'split', 'class', 'elapsed_ms', ...FEATURE_NAMES].join(',')];
 const clips = [
   [
@@ -96,3 +98,4 @@ console.log(
 );
 bank.close();
 await vad.close();
+await embedding.close();

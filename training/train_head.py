@@ -3,10 +3,12 @@
     nice -n 10 /usr/bin/python3 training/train_head.py [--data out/training] [--out gpu-worker/models/overlap-head]
                                                         [--epochs 300] [--seed 1] [--threads 2]
 
-A two-layer MLP (FEATURE_COUNT -> 32 -> 4, ReLU) over the standardised features, the
-standardisation and the softmax baked into the graph, so the ONNX file takes the raw feature rows
-the worker computes. Trained on the TRAIN split only (full batch, Adam, weight decay); each clip
-weighs the same whatever its number of decision points; classes are balanced. Writes
+A two-layer MLP (FEATURE_COUNT -> HIDDEN -> 4, ReLU, dropout on its input and hidden layer while
+training) over the standardised features (the hand-made statistics, the word cues and the 2 x 96
+speech-embedding values), the standardisation and the softmax baked into the graph, so the ONNX
+file takes the raw feature rows the worker computes. Trained on the TRAIN split only (full batch,
+Adam, weight decay); each clip weighs the same whatever its number of decision points; classes are
+balanced. Writes
 overlap-head.onnx (opset 13), training.json (recipe, data size, train accuracy, torch outputs on
 sample rows for the ONNX check in training/evaluate.ts).
 """
@@ -27,7 +29,9 @@ parser.add_argument("--out", default="gpu-worker/models/overlap-head")
 parser.add_argument("--epochs", type=int, default=300)
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--threads", type=int, default=2)
-parser.add_argument("--hidden", type=int, default=32)
+parser.add_argument("--hidden", type=int, default=64)
+parser.add_argument("--dropout", type=float, default=0.2)
+parser.add_argument("--weight-decay", type=float, default=1e-3)
 args = parser.parse_args()
 
 torch.manual_seed(args.seed)
@@ -59,7 +63,11 @@ class Head(torch.nn.Module):
         self.register_buffer("mean", torch.from_numpy(mean))
         self.register_buffer("std", torch.from_numpy(std))
         self.net = torch.nn.Sequential(
-            torch.nn.Linear(n_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, len(CLASSES))
+            torch.nn.Dropout(args.dropout),
+            torch.nn.Linear(n_in, hidden),
+            torch.nn.ReLU(),
+            torch.nn.Dropout(args.dropout),
+            torch.nn.Linear(hidden, len(CLASSES)),
         )
 
     def logits(self, features):
@@ -70,8 +78,9 @@ class Head(torch.nn.Module):
 
 
 model = Head(x.shape[1], args.hidden)
-opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=1e-3)
+opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=args.weight_decay)
 xt, yt, wt = torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(w)
+model.train()
 for epoch in range(args.epochs):
     opt.zero_grad()
     loss = (torch.nn.functional.cross_entropy(model.logits(xt), yt, reduction="none") * wt).sum()
@@ -100,8 +109,8 @@ report = {
     "classes": CLASSES,
     "features": names,
     "recipe": {
-        "model": f"MLP {x.shape[1]}-{args.hidden}-{len(CLASSES)}, ReLU, softmax",
-        "optimiser": "Adam lr 0.01, weight decay 1e-3, full batch",
+        "model": f"MLP {x.shape[1]}-{args.hidden}-{len(CLASSES)}, ReLU, softmax; dropout {args.dropout} on input and hidden layer in training",
+        "optimiser": f"Adam lr 0.01, weight decay {args.weight_decay:g}, full batch",
         "epochs": args.epochs,
         "seed": args.seed,
         "weighting": "each clip equal, classes balanced",

@@ -1,6 +1,13 @@
 import { DEMO_NAMES } from './pocketsphinx/demo-vocabulary.ts';
 import { scoreToConfidence } from './pocketsphinx/recogniser-protocol.ts';
 import { VAD_FRAME_MS } from './silero-vad.ts';
+import {
+  EMBEDDING_DIM,
+  type EmbeddingRequest,
+  EmbeddingStream,
+  HOP_SAMPLES,
+  type SpeechEmbedding,
+} from './speech-embedding.ts';
 import type { Burst } from './voice-activity.ts';
 
 /**
@@ -8,11 +15,16 @@ import type { Burst } from './voice-activity.ts';
  * both at inference (in the session thread) and by the training data pipeline (`training/`), so
  * what the head was trained on is what it sees. Acoustic statistics come from the burst's 32 ms VAD
  * frames (level, its spread, Silero's probability, zero-crossing rate, high-frequency ratio, pitch
- * from a normalised autocorrelation); word cues come from the recogniser's partial hypothesis.
- * Hand-written because every statistic is a few lines over a frame and a DSP dependency would
- * bring far more than this needs.
+ * from a normalised autocorrelation); word cues come from the recogniser's partial hypothesis;
+ * the pretrained speech embedding (speech-embedding.ts) gives the newest 96-d embedding and its
+ * mean over the burst. The statistics are hand-written because each is a few lines over a frame
+ * and a DSP dependency would bring far more than this needs.
+ *
+ * A row's embedding part is filled after the row is made (`fillEmbeddings`, asynchronous: the
+ * models run batched across sessions), from the audio the tracker kept; rows are scored only once
+ * it is filled.
  */
-export const FEATURE_NAMES = [
+const BASE_FEATURES = [
   'elapsed_s',
   'speech_frac',
   'level_db',
@@ -38,7 +50,16 @@ export const FEATURE_NAMES = [
   'correction_word',
   'grammar_fit',
 ] as const;
+/** Where the embedding part of a row starts: the newest embedding, then its mean over the burst. */
+export const EMBEDDING_OFFSET = BASE_FEATURES.length;
+export const FEATURE_NAMES: readonly string[] = [
+  ...BASE_FEATURES,
+  ...Array.from({ length: EMBEDDING_DIM }, (_, i) => `emb_${i}`),
+  ...Array.from({ length: EMBEDDING_DIM }, (_, i) => `emb_mean_${i}`),
+];
 export const FEATURE_COUNT = FEATURE_NAMES.length;
+/** The burst mean covers at most the last 2 s (decisions are made by then). */
+const MEAN_HOPS = 25;
 
 /** A decision point every DECISION_MS of burst. */
 export const DECISION_MS = 80;
@@ -57,7 +78,27 @@ export interface FeatureRow {
   /** Burst time since onset at this decision point, ms. */
   elapsedMs: number;
   ended: boolean;
+  /** FEATURE_NAMES; the embedding part is zero until `fillEmbeddings` has run. */
   features: Float32Array;
+  /** The hops whose embeddings fill the embedding part: the newest is the row's own (the last complete at its frame). */
+  embedding: EmbeddingRequest;
+}
+
+/**
+ * Fills the embedding part of rows made by OverlapFeatureTracker (the newest embedding at each
+ * row's frame and the mean over its burst's hops), computing what is missing; the rows of many
+ * sessions made in one turn of the event loop run as one batch.
+ */
+export async function fillEmbeddings(rows: readonly FeatureRow[], model: SpeechEmbedding): Promise<void> {
+  if (rows.length === 0) return;
+  const embeddings = await model.embed(rows.map((r) => r.embedding));
+  rows.forEach((row, i) => {
+    const hops = embeddings[i]!;
+    const mean = new Float32Array(EMBEDDING_DIM);
+    for (const e of hops) for (let k = 0; k < EMBEDDING_DIM; k++) mean[k]! += e[k]! / hops.length;
+    row.features.set(hops.at(-1)!, EMBEDDING_OFFSET);
+    row.features.set(mean, EMBEDDING_OFFSET + EMBEDDING_DIM);
+  });
 }
 
 const EARLY_STOP = /\b(stop|wait|hold on|never mind|cancel that|forget it)\b/;
@@ -109,10 +150,14 @@ export function wordCues(partial: PartialWords): number[] {
  *   });
  */
 export class OverlapFeatureTracker {
+  /** Every frame's audio, kept for the speech embedding. */
+  readonly audio = new EmbeddingStream();
   private burst: Burst | null = null;
   private frames = 0;
   private s = newSums();
   private lastDecision = 0;
+  /** The first hop of the burst's audio (its onset frames included). */
+  private firstHop = 0;
 
   /** One VAD frame; returns a row when the burst (overlapping, not judged) reaches a decision point. */
   frame(
@@ -123,11 +168,14 @@ export class OverlapFeatureTracker {
     partial: PartialWords,
     foregroundDb: number | null,
   ): FeatureRow | null {
+    this.audio.push(samples);
     if (burst !== this.burst) {
       this.burst = burst;
       this.frames = 0;
       this.s = newSums();
       this.lastDecision = 0;
+      // The burst began with the onset frame before this one.
+      this.firstHop = Math.max(0, Math.floor((this.audio.samples - 2 * samples.length) / HOP_SAMPLES));
     }
     if (!burst) return null;
     this.frames += 1;
@@ -138,7 +186,12 @@ export class OverlapFeatureTracker {
     if (ended) this.burst = null;
     if (!due || !burst.overlapped || burst.judged) return null;
     this.lastDecision = point;
-    return { burst, elapsedMs, ended, features: this.vector(elapsedMs, ended, partial, foregroundDb) };
+    const hop = this.audio.latestHop();
+    const from = Math.max(hop - MEAN_HOPS + 1, Math.min(this.firstHop, hop));
+    const hops = Array.from({ length: hop - from + 1 }, (_, i) => from + i);
+    const features = new Float32Array(FEATURE_COUNT);
+    features.set(this.vector(elapsedMs, ended, partial, foregroundDb));
+    return { burst, elapsedMs, ended, features, embedding: { stream: this.audio, hops } };
   }
 
   private vector(elapsedMs: number, ended: boolean, partial: PartialWords, foregroundDb: number | null): Float32Array {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { firstHeadVerdict } from './head-verdict.ts';
 import { FEATURE_COUNT, type FeatureRow } from './overlap-features.ts';
 import { HEAD_POLICY, headDecision, nextStopStreak, OnnxOverlapHead, OVERLAP_HEAD_PATH } from './overlap-head.ts';
+import { EmbeddingStream, MELSPECTROGRAM_PATH } from './speech-embedding.ts';
 import type { Burst } from './voice-activity.ts';
 
 const probs = (...p: number[]) => Float32Array.from(p);
@@ -20,8 +21,11 @@ describe('headDecision', () => {
     });
   });
   it('counts a run of stop-confident points, and a doubtful point breaks it', () => {
+    const hi = (1 + HEAD_POLICY.stopP) / 2;
+    const lo = HEAD_POLICY.stopP / 2;
     const run: number[] = [];
-    for (const p of [0.98, 0.9, 0.4, 0.8, 0.75, 0.71]) run.push(nextStopStreak(run.at(-1) ?? 0, probs(p, 1 - p, 0, 0)));
+    for (const p of [hi, HEAD_POLICY.stopP + 0.01, lo, hi, hi, hi])
+      run.push(nextStopStreak(run.at(-1) ?? 0, probs(p, 1 - p, 0, 0)));
     expect(run).toEqual([1, 2, 0, 1, 2, 3]);
   });
   it('carries on for a confident other class, waits when unsure, decides at the end or by DECIDE_BY_MS', () => {
@@ -43,6 +47,7 @@ describe('firstHeadVerdict', () => {
       elapsedMs,
       ended: false,
       features: new Float32Array(FEATURE_COUNT),
+      embedding: { stream: new EmbeddingStream(), hops: [] },
     });
     const rows = [row(judged, 480), row(open, 480), row(open, 560)];
     const scores = [probs(0.99, 0, 0, 0), probs(0.3, 0.3, 0.3, 0.1), probs(0.01, 0.97, 0.01, 0.01)];
@@ -59,16 +64,33 @@ describe('firstHeadVerdict', () => {
       elapsedMs,
       ended: false,
       features: new Float32Array(FEATURE_COUNT),
+      embedding: { stream: new EmbeddingStream(), hops: [] },
     });
-    const sure = probs(0.95, 0.03, 0.01, 0.01);
-    expect(firstHeadVerdict([row(160), row(256)], [sure, sure])).toBeNull();
-    expect(firstHeadVerdict([row(320)], [sure])?.verdict.action).toBe('discard');
+    const sure = probs(0.97, 0.01, 0.01, 0.01);
+    const doubtful = probs(HEAD_POLICY.stopP / 2, 0.5, 0.1, 0.1);
+    const at = (i: number) => HEAD_POLICY.minStopMs + i * 80;
+    // A doubtful point breaks the run; then STOP_ROWS - 1 sure points (one step) are not enough.
+    expect(firstHeadVerdict([row(at(0))], [doubtful])).toBeNull();
+    const early = Array.from({ length: HEAD_POLICY.stopRows - 1 }, (_, i) => row(at(1 + i)));
+    expect(
+      firstHeadVerdict(
+        early,
+        early.map(() => sure),
+      ),
+    ).toBeNull();
+    // The next step's sure point completes the run.
+    expect(firstHeadVerdict([row(at(HEAD_POLICY.stopRows))], [sure])?.verdict.action).toBe('discard');
   });
 });
 
 describe('OnnxOverlapHead', () => {
   it('is absent when there is no model file (the rules then decide)', async () => {
     expect(await OnnxOverlapHead.load('/nonexistent/overlap-head.onnx')).toBeNull();
+  });
+
+  it('refuses a model that does not take FEATURE_COUNT features (the rules then decide)', async () => {
+    // A real ONNX file of another shape: the speech embedding's mel model (input [batch, samples]).
+    expect(await OnnxOverlapHead.load(MELSPECTROGRAM_PATH)).toBeNull();
   });
 
   it.runIf(existsSync(OVERLAP_HEAD_PATH))('scores rows into class probabilities, batched', async () => {
