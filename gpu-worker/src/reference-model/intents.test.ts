@@ -5,7 +5,7 @@ import { visibleText } from './replies.ts';
 describe('understandRequest', () => {
   it.each([
     ["What's the weather like in paris?", { kind: 'weather', city: 'Paris' }],
-    ['is it going to rain in New York tomorrow', { kind: 'weather', city: 'New York' }],
+    ['is it going to rain in New York tomorrow', { kind: 'weather', city: 'New York', when: 'tomorrow' }],
     ['temperature for Berlin right now', { kind: 'weather', city: 'Berlin' }],
     ['what time is it in Tokyo', { kind: 'time', city: 'Tokyo' }],
     ['What is the local time in São Paulo?', { kind: 'time', city: 'São Paulo' }],
@@ -64,6 +64,9 @@ describe('corrections and answers', () => {
 
   it('extracts cities only where one is named', () => {
     expect(extractCity('weather in the city of London today')).toBe('London');
+    expect(extractCity('what is the time in amsterdam right now anna')).toBe('Amsterdam');
+    expect(extractCity('what is the time in new york tom no')).toBe('New York');
+    expect(extractCity('what is the weather in Reykjavik')).toBe('Reykjavik');
     expect(extractCity('what is the weather')).toBeNull();
   });
 

@@ -9,8 +9,11 @@
  *   understandRequest("what's the weather like in paris?"); // { kind: 'weather', city: 'Paris' }
  *   readOverlap('mm-hm'); // 'backchannel'
  */
+import { DEMO_CITIES } from '../perception/pocketsphinx/demo-vocabulary.ts';
+
 export type RequestIntent =
-  | { kind: 'weather'; city: string }
+  /** `when`: set only for a forecast the user asked for ("... tomorrow"); current conditions otherwise. */
+  | { kind: 'weather'; city: string; when?: 'tomorrow' }
   | { kind: 'time'; city: string }
   | { kind: 'calc'; expression: string };
 
@@ -150,11 +153,28 @@ function cleanCity(words: string[]): string | null {
   return titleCase(city);
 }
 
-/** A city named after the last "in/for/at" that names one, or the whole (short) text when `bare` is set. */
+/** The demo's cities as normalized words, longest first (so "new york" is tried before any shorter name). */
+const KNOWN_CITIES = DEMO_CITIES.map((city) => ({ city, words: normalize(city).split(' ') })).sort(
+  (a, b) => b.words.length - a.words.length,
+);
+
+/** The known city the words start with ("seoul hello anna" -> Seoul), or null. */
+function knownCityAt(words: readonly string[]): string | null {
+  const found = KNOWN_CITIES.find((c) => c.words.every((w, i) => words[i] === w));
+  return found?.city ?? null;
+}
+
+/**
+ * A city named after the last "in/for/at" that names one, or the whole (short) text when `bare` is set.
+ * A city the demo knows is taken as it is, whatever follows it: recognised speech often carries
+ * other words after it ("what is the time in amsterdam right now anna").
+ */
 export function extractCity(text: string, bare = false): string | null {
   const words = normalize(text).split(' ').filter(Boolean);
   for (let i = words.length - 2; i >= 0; i--) {
     if (!['in', 'for', 'at'].includes(words[i]!)) continue;
+    const known = knownCityAt(words.slice(i + 1));
+    if (known) return known;
     const city = cleanCity(words.slice(i + 1));
     if (city) return city;
   }
@@ -172,7 +192,8 @@ export function understandRequest(text: string): Understanding {
   }
   if (WEATHER.test(n)) {
     const city = extractCity(text);
-    return city ? { kind: 'weather', city } : { kind: 'missing_city', for: 'weather' };
+    if (!city) return { kind: 'missing_city', for: 'weather' };
+    return /\btomorrow\b/.test(n) ? { kind: 'weather', city, when: 'tomorrow' } : { kind: 'weather', city };
   }
   const lower = text.toLowerCase();
   if (/\d/.test(lower) && (CALC_WORD.test(n) || CALC_SYMBOL.test(lower) || CONVERSION.test(lower))) {

@@ -26,7 +26,7 @@ function delegate(query: string): string {
 function query(intent: RequestIntent): string {
   switch (intent.kind) {
     case 'weather':
-      return `What is the weather in ${intent.city} right now?`;
+      return `What is the weather in ${intent.city} ${intent.when === 'tomorrow' ? 'tomorrow' : 'right now'}?`;
     case 'time':
       return `What time is it in ${intent.city}?`;
     case 'calc':
@@ -37,7 +37,7 @@ function query(intent: RequestIntent): string {
 export function replyTo(intent: RequestIntent): string {
   switch (intent.kind) {
     case 'weather':
-      return `Let me check the weather in ${intent.city}. ${delegate(query(intent))}${PATIENCE}`;
+      return `Let me check the weather in ${intent.city}${intent.when === 'tomorrow' ? ' for tomorrow' : ''}. ${delegate(query(intent))}${PATIENCE}`;
     case 'time':
       return `Let me check the time in ${intent.city}. ${delegate(query(intent))}${PATIENCE}`;
     case 'calc':
