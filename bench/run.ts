@@ -7,6 +7,7 @@ import { benchFleet } from './fleet-section.ts';
 import { runForegroundLoad } from './foreground-load.ts';
 import { runIdleConnections } from './idle-connections.ts';
 import { runMemoryLoad } from './memory-load.ts';
+import { perceptionSection } from './perception-section.ts';
 import { runRecogniserCost, runRecogniserRealtime } from './recogniser-cost.ts';
 import { runRelayOverhead } from './relay-overhead.ts';
 import { fmt, table } from './report.ts';
@@ -20,7 +21,9 @@ import { runWebRtcRates } from './webrtc-rates.ts';
  * delegations in flight each: `delegation-load`), timeline stores, delegation (round trip and cancel latency), relay
  * (edge relay overhead; memory of idle connections), webrtc (RTP packet rates of a headless Chromium
  * call), memory (RSS of a real `npm start` over 500 short sessions in waves and one 30-minute
- * session, with a short retention), fleet (placement balance, failover resume and drain times of an
+ * session, with a short retention), recogniser (PocketSphinx alone), perception (hearing's CPU per session:
+ * recogniser, VAD, speech embedding, overlap head; and sessions in real time with every session
+ * hearing, speaking over the assistant), fleet (placement balance, failover resume and drain times of an
  * edge and three GPU workers as real processes). Pick sections with `--only a,b`; `--quick` shortens
  * every run. Figures, never pass/fail: this machine is shared and noisy.
  */
@@ -34,6 +37,7 @@ const SECTIONS = [
   'webrtc',
   'memory',
   'recogniser',
+  'perception',
   'fleet',
   'telephony',
 ];
@@ -371,6 +375,17 @@ if (want('recogniser')) {
       },
     ]),
   );
+}
+
+if (want('perception')) {
+  // Hearing's cost per session, and the sessions a worker carries in real time at 160 ms chunks.
+  const p = await perceptionSection({
+    costSessions: quick ? 4 : 8,
+    counts: quick ? [8, 16] : [16, 32, 48, 64],
+    seconds: quick ? 8 : 20,
+    onProgress: (line) => process.stderr.write(`perception: ${line}\n`),
+  });
+  print(p.text);
 }
 
 // Fleet: placement balance, failover resume time and drain time of real processes (fleet-section.ts).
