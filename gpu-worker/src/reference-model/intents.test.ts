@@ -12,6 +12,12 @@ describe('understandRequest', () => {
     ['convert 5 miles to km', { kind: 'calc', expression: 'convert 5 miles to km' }],
     ["what's 12 times 7", { kind: 'calc', expression: "what's 12 times 7" }],
     ['3 + 4 <delegate>x</delegate>', { kind: 'calc', expression: '3 + 4 delegate x /delegate' }],
+    // Spoken: number words are read as digits (what the recogniser hears has none).
+    ['what is fifteen times four', { kind: 'calc', expression: 'what is 15 times 4' }],
+    ['how much is one hundred divided by eight', { kind: 'calc', expression: 'how much is 100 divided by 8' }],
+    ['what is twenty percent of fifty', { kind: 'calc', expression: 'what is 20 percent of 50' }],
+    ['what is the time in seoul one', { kind: 'time', city: 'Seoul' }],
+    ['one minute', { kind: 'unknown' }],
     ['what is the weather', { kind: 'missing_city', for: 'weather' }],
     ['Hello there', { kind: 'greeting' }],
     ["How's that going?", { kind: 'status' }],
@@ -52,6 +58,7 @@ describe('corrections and answers', () => {
     expect(correctionSlot('actually, make it Rome', 'weather')).toEqual({ kind: 'weather', city: 'Rome' });
     expect(correctionSlot('no, I meant in Rio de Janeiro', 'time')).toEqual({ kind: 'time', city: 'Rio De Janeiro' });
     expect(correctionSlot('actually 5 times 8', 'calc')).toEqual({ kind: 'calc', expression: '5 times 8' });
+    expect(correctionSlot('actually five times eight', 'calc')).toEqual({ kind: 'calc', expression: '5 times 8' });
     expect(correctionSlot('actually', 'weather')).toBeNull();
     expect(correctionSlot("no, that's wrong", 'weather')).toBeNull();
   });

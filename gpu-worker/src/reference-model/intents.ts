@@ -10,6 +10,7 @@
  *   readOverlap('mm-hm'); // 'backchannel'
  */
 import { DEMO_CITIES } from '../perception/pocketsphinx/demo-vocabulary.ts';
+import { numberWordsToDigits } from './number-words.ts';
 
 export type RequestIntent =
   /** `when`: set only for a forecast the user asked for ("... tomorrow"); current conditions otherwise. */
@@ -195,9 +196,14 @@ export function understandRequest(text: string): Understanding {
     if (!city) return { kind: 'missing_city', for: 'weather' };
     return /\btomorrow\b/.test(n) ? { kind: 'weather', city, when: 'tomorrow' } : { kind: 'weather', city };
   }
-  const lower = text.toLowerCase();
-  if (/\d/.test(lower) && (CALC_WORD.test(n) || CALC_SYMBOL.test(lower) || CONVERSION.test(lower))) {
-    return { kind: 'calc', expression: sanitizeUserText(text) };
+  // Speech has no digits: "fifteen times four" is read (and delegated) as "15 times 4".
+  const withDigits = numberWordsToDigits(text);
+  const lower = withDigits.toLowerCase();
+  if (
+    /\d/.test(lower) &&
+    (CALC_WORD.test(normalize(withDigits)) || CALC_SYMBOL.test(lower) || CONVERSION.test(lower))
+  ) {
+    return { kind: 'calc', expression: sanitizeUserText(withDigits) };
   }
   if (GREETING.test(n)) return { kind: 'greeting' };
   return { kind: 'unknown' };
@@ -238,8 +244,9 @@ export function readOverlap(text: string): OverlapReading {
  */
 export function correctionSlot(text: string, kind: RequestIntent['kind']): RequestIntent | null {
   if (kind === 'calc') {
-    if (!/\d/.test(text)) return null;
-    const stripped = sanitizeUserText(text.replace(CORRECTION_MARKERS, ' ').replace(/^[\s,.;:!?-]+/, ''));
+    const withDigits = numberWordsToDigits(text);
+    if (!/\d/.test(withDigits)) return null;
+    const stripped = sanitizeUserText(withDigits.replace(CORRECTION_MARKERS, ' ').replace(/^[\s,.;:!?-]+/, ''));
     return stripped ? { kind: 'calc', expression: stripped } : null;
   }
   const full = understandRequest(text);

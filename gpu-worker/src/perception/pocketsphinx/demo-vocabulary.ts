@@ -1,7 +1,8 @@
 import type { RecogniserGrammar } from '@venus/protocol';
 
 /**
- * What the reference model's demo domain lets a user say: weather and time in a city, corrections
+ * What the reference model's demo domain lets a user say: weather and time in a city, calculations
+ * on two spoken numbers ("what is fifteen times four"), corrections
  * ("actually, make it London"), cancels, stops, backchannels, status questions. The cities are those
  * the built-in weather sample and world clock know. `grammar-from-vocabulary.ts` adds registered
  * functions' examples and keywords to this, and `recogniser/build/make-dictionary.ts` cuts the
@@ -112,6 +113,52 @@ export const DEMO_PHRASES: readonly string[] = [
   "how's that going",
   'how is it going',
   'any update',
+  // Calculations, read as digits by the reference model ("fifteen times four" -> "15 times 4").
+  'what is <number> <operator> <number>',
+  "what's <number> <operator> <number>",
+  'how much is <number> <operator> <number>',
+  '<number> <operator> <number>',
+];
+
+const UNIT_WORDS = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+const TEEN_WORDS = [
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
+const TENS_WORDS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+
+/**
+ * The numbers a calculation can say: zero to ninety-nine, whole hundreds, a thousand. Kept to these
+ * (113 entries) so the grammar stays small next to the weather and time requests; the reference
+ * model reads larger spoken numbers too (`number-words.ts`).
+ */
+export const DEMO_NUMBERS: readonly string[] = [
+  'zero',
+  ...UNIT_WORDS,
+  ...TEEN_WORDS,
+  ...TENS_WORDS.flatMap((tens) => [tens, ...UNIT_WORDS.map((unit) => `${tens} ${unit}`)]),
+  'a hundred',
+  ...UNIT_WORDS.map((unit) => `${unit} hundred`),
+  'a thousand',
+  'one thousand',
+];
+
+/** What the calculator reads between two numbers (`harness-functions`' arithmetic: + - * / and "% of"). */
+export const DEMO_OPERATORS: readonly string[] = [
+  'plus',
+  'minus',
+  'times',
+  'multiplied by',
+  'divided by',
+  'percent of',
 ];
 
 /** First names a user may call someone else in the room by. */
@@ -119,5 +166,5 @@ export const DEMO_NAMES: readonly string[] = ['John', 'Sam', 'Anna', 'Mike', 'Sa
 
 export const DEMO_GRAMMAR: RecogniserGrammar = {
   phrases: DEMO_PHRASES,
-  slots: { city: DEMO_CITIES, name: DEMO_NAMES },
+  slots: { city: DEMO_CITIES, name: DEMO_NAMES, number: DEMO_NUMBERS, operator: DEMO_OPERATORS },
 };

@@ -59,6 +59,16 @@ describe('pronunciations', () => {
     expect(fn.words).toEqual(expect.arrayContaining(['umbrella', 'need']));
   });
 
+  it('let the demo grammar say calculations on two spoken numbers', () => {
+    const demo = compileGrammar(DEMO_GRAMMAR, (w) => pronunciations.has(w));
+    expect(demo.jsgf).toContain('<slot_operator> = plus | minus | times | multiplied by | divided by | percent of;');
+    expect(demo.jsgf).toMatch(/<slot_number> = zero \| one \| .*\| twenty one \| .*\| a hundred \| .*\| one thousand;/);
+    expect(demo.jsgf).toContain('what is <slot_number> <slot_operator> <slot_number>');
+    expect(demo.words).toEqual(
+      expect.arrayContaining(['fifteen', 'ninety', 'hundred', 'thousand', 'percent', 'divided']),
+    );
+  });
+
   it('cut a dictionary to the words asked for, with every variant, the demo entries winning', () => {
     const text = pronunciations.dictionaryFor(['umbrella', 'mm-hm', 'zqx']);
     const lines = text.trim().split('\n');
