@@ -22,18 +22,19 @@ describe('relay overhead benchmark (smoke)', () => {
     expect(r.linkDisconnects).toEqual([]);
   }, 90_000);
 
-  it('times the edge alone on the same frames: a GA client gets two events per frame (timeline + audio delta)', () => {
+  it('times the edge alone on the same frames: a GA client gets one event per frame, its audio delta', () => {
+    // No per-chunk venus.timeline record: the client did not ask for session.venus.timeline_audio.
     const cost = runEdgeFrameCost(200);
-    expect(cost.messagesPerFrame).toBe(2);
+    expect(cost.messagesPerFrame).toBe(1);
     expect(cost.bytesPerFrame).toBeGreaterThan(1280); // the echoed audio, base64
     expect(cost.edgeUs).toBeGreaterThan(0);
   });
 
-  it('times the WebRTC path on the same frames: the audio goes as samples, only the timeline event as JSON', () => {
+  it('times the WebRTC path on the same frames: the audio goes as samples, nothing as JSON', () => {
     // runEdgeFrameCost throws if the typed sink did not get every echoed frame's samples.
     const cost = runEdgeFrameCost(200, { typed: true });
-    expect(cost.messagesPerFrame).toBe(1);
-    expect(cost.bytesPerFrame).toBeLessThan(1280); // no base64 audio on the data channel
+    expect(cost.messagesPerFrame).toBe(0);
+    expect(cost.bytesPerFrame).toBe(0); // no base64 audio, and no per-frame event, on the data channel
     expect(cost.edgeUs).toBeGreaterThan(0);
   });
 });

@@ -1,8 +1,11 @@
 /**
  * What the relay-overhead load looks like on the wire, shared by the load client, the measuring
  * worker and the bare baseline server: 20 ms frames of 24 kHz pcm16 (960 bytes, 1,280 base64
- * characters) going up, and per frame one `venus.timeline` event carrying the frame's number in
- * `audioChunkSeq` plus two audio deltas coming back.
+ * characters) going up, and per frame one echo coming back. From the edge the echo is the frame's
+ * audio delta (`response.output_audio.delta`, 20 ms of audio), counted in order: frames stay in
+ * order end to end, and a GA client that did not ask for `session.venus.timeline_audio` gets no
+ * per-chunk `venus.timeline` record. From the bare server it is one small `venus.timeline`-shaped
+ * message carrying the frame's number in `audioChunkSeq`.
  */
 export const FRAME_MS = 20;
 export const FRAME_SAMPLES_24K = 480;
@@ -39,6 +42,7 @@ export const ECHO_PCM24K = new Uint8Array(Buffer.from(toneBase64(FRAME_SAMPLES_2
 /** How the server marks its events' kinds; `event_id` may come before `type`, nothing else does. */
 const ECHO_TYPE = Buffer.from('"type":"venus.timeline"');
 const ERROR_TYPE = Buffer.from('"type":"error"');
+const DELTA_TYPE = Buffer.from('"type":"response.output_audio.delta"');
 /** `type` sits within this many bytes of the start (after an `event_id` of up to ~40 characters). */
 const TYPE_WITHIN = 72;
 const SEQ_KEY = Buffer.from('"audioChunkSeq":');
@@ -48,8 +52,12 @@ function hasTypeNearStart(message: Buffer, type: Buffer): boolean {
   return at >= 0;
 }
 
-/** The frame number an echo carries, or -1 when the message is not an echo. */
+/** An echo that carries no number: the n-th one of a socket answers its n-th frame. */
+export const ECHO_IN_ORDER = -2;
+
+/** The frame number an echo carries, ECHO_IN_ORDER for an audio delta, or -1 when the message is not an echo. */
 export function echoedFrame(message: Buffer): number {
+  if (hasTypeNearStart(message, DELTA_TYPE)) return ECHO_IN_ORDER;
   if (!hasTypeNearStart(message, ECHO_TYPE)) return -1;
   const at = message.indexOf(SEQ_KEY);
   if (at < 0) return -1;

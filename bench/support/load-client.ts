@@ -1,7 +1,14 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
-import { APPEND_MESSAGE, echoedFrame, FRAME_MS, isErrorEvent, SESSION_UPDATE_MESSAGE } from './echo-wire.ts';
+import {
+  APPEND_MESSAGE,
+  ECHO_IN_ORDER,
+  echoedFrame,
+  FRAME_MS,
+  isErrorEvent,
+  SESSION_UPDATE_MESSAGE,
+} from './echo-wire.ts';
 
 /**
  * The relay benchmark's client load generator, run as its own process (`node --import tsx`) so its
@@ -152,7 +159,8 @@ async function stream(o: Extract<LoadClientOptions, { mode: 'stream' }>): Promis
   let stopping = false;
 
   const onMessage = (client: Client, data: Buffer) => {
-    const frame = echoedFrame(data);
+    const numbered = echoedFrame(data);
+    const frame = numbered === ECHO_IN_ORDER ? client.echoes : numbered;
     if (frame < 0) {
       if (isErrorEvent(data)) errors += 1;
       return;

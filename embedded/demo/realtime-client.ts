@@ -6,6 +6,12 @@ export interface RealtimeClientOptions {
   apiKey?: string;
   /** Send `venus.playback.ack` as audio plays (a Venus-aware client); otherwise the edge estimates. */
   acknowledgePlayback?: boolean;
+  /**
+   * Ask for the per-chunk audio records in `venus.timeline` (`session.venus.timeline_audio`), so
+   * `timeline` holds every event, as the demo's timeline drawing needs. Default true; connect
+   * returns once the edge has applied it.
+   */
+  timelineAudio?: boolean;
 }
 
 interface Placed {
@@ -47,6 +53,10 @@ export class RealtimeClient {
       ws.once('error', reject);
     });
     await client.waitFor((e) => e.type === 'session.created');
+    if (opts.timelineAudio ?? true) {
+      client.send({ type: 'session.update', session: { venus: { timeline_audio: true } } });
+      await client.waitFor((e) => e.type === 'session.updated' || e.type === 'error');
+    }
     return client;
   }
 

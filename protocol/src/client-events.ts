@@ -42,6 +42,12 @@ export const SessionUpdateSchema = z.object({
           delivery_policy: DeliveryPolicySchema.optional(),
           /** Whether this client sends `venus.playback.ack`; otherwise the edge estimates playout. */
           playback_acks: z.boolean().optional(),
+          /**
+           * Whether `venus.timeline` also carries the per-chunk audio records (`assistant.audio`,
+           * `user.audio`): one message per chunk each, which consoles drawing lanes want and OpenAI
+           * clients do not. Off by default; every other timeline event is always sent.
+           */
+          timeline_audio: z.boolean().optional(),
           /** `client`: every delegation goes to the client as a `delegation` function call (no harness). */
           delegation: z.enum(['harness', 'client']).optional(),
         })

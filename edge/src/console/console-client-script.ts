@@ -113,6 +113,8 @@ export const CLIENT_SCRIPT = String.raw`
     switch (ev.type) {
       case 'session.created':
         model = createTimelineModel();
+        // The lanes are drawn from every timeline event, the per-chunk audio records included.
+        conn.send({ type: 'session.update', session: { venus: { timeline_audio: true } } });
         setStatus('connected (' + conn.mode + ') · session ' + ev.session.id, 'ok');
         break;
       case 'venus.timeline':

@@ -723,20 +723,34 @@ describe('RealtimeConnection: timeline becomes server events', () => {
     expect(JSON.stringify(transcripts)).not.toContain('weather in Paris');
   });
 
-  it('every timeline event goes out as venus.timeline, audio as its MediaRef only', () => {
-    const { transport, push } = setup();
+  it('every timeline event goes out as venus.timeline; the per-chunk audio records only when asked, as MediaRefs', () => {
+    const { transport, push, send } = setup();
+    const ref = { segmentId: 'u:0', track: 'user', offsetMs: 0, durationMs: 20, sampleRateHz: 16_000 } as const;
+    const userAudio = (inputSeq: number): TimelineDraft => ({
+      stream: 'user',
+      type: 'user.audio',
+      data: { inputSeq, audio: ref, durationMs: 20 },
+    });
     push(utterance('utt_1', 'started'));
     push(assistantAudio('utt_1', 0));
-    const ref = { segmentId: 'u:0', track: 'user', offsetMs: 0, durationMs: 20, sampleRateHz: 16_000 } as const;
-    push({ stream: 'user', type: 'user.audio', data: { inputSeq: 0, audio: ref, durationMs: 20 } });
+    push(userAudio(0));
+    const types = () => transport.ofType('venus.timeline').map((e) => (e.event as { type: string }).type);
+    // By default an OpenAI client is not sent 50 records a second it has no use for; the audio still plays.
+    expect(types()).toEqual(['assistant.utterance']);
+    expect(transport.ofType('response.output_audio.delta').map((e) => e.delta)).toEqual([AUDIO_20MS]);
+
+    send({ type: 'session.update', session: { venus: { timeline_audio: true } } });
+    expect(transport.last()).toMatchObject({ type: 'session.updated', session: { venus: { timeline_audio: true } } });
+    push(assistantAudio('utt_1', 1));
+    push(userAudio(1));
     const timeline = transport.ofType('venus.timeline').map((e) => e.event as { type: string; data: object });
     expect(timeline.map((e) => e.type)).toEqual(['assistant.utterance', 'assistant.audio', 'user.audio']);
     expect(timeline[1]!.data).toHaveProperty('durationMs', 20);
-    expect(timeline[1]!.data).toHaveProperty('audio.segmentId', 'a:0');
-    expect(timeline[2]!.data).toStrictEqual({ inputSeq: 0, audio: ref, durationMs: 20 });
-    // The samples went out once, as the audio delta, not inside venus.timeline.
+    expect(timeline[1]!.data).toHaveProperty('audio.segmentId', 'a:1');
+    expect(timeline[2]!.data).toStrictEqual({ inputSeq: 1, audio: ref, durationMs: 20 });
+    // The samples went out once each, as the audio delta, not inside venus.timeline.
     expect(JSON.stringify(timeline)).not.toContain(AUDIO_20MS);
-    expect(transport.ofType('response.output_audio.delta').map((e) => e.delta)).toEqual([AUDIO_20MS]);
+    expect(transport.ofType('response.output_audio.delta').map((e) => e.delta)).toEqual([AUDIO_20MS, AUDIO_20MS]);
   });
 
   it('plays assistant samples at their timeline event, and an event without samples plays nothing', () => {

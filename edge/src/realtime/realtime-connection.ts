@@ -148,6 +148,7 @@ export class RealtimeConnection {
       conversation: this.#conversation,
       turns,
       pushToTalk,
+      timelineAudio: () => this.#state.timelineAudio,
     };
     this.#relay = new TimelineRelay(relayDeps);
     const sendOutput = (output: { callId: string; output: string; eventId?: string }) =>

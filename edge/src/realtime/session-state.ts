@@ -26,6 +26,8 @@ export interface RealtimeSessionState {
   outputFormat: CanonicalAudioFormat;
   /** The client sends `venus.playback.ack`, so the edge's own estimates are not sent to the worker. */
   playbackAcks: boolean;
+  /** `venus.timeline` carries the per-chunk audio records too (`session.venus.timeline_audio`). */
+  timelineAudio: boolean;
   /** What responses are made of: spoken audio with transcripts, or text only. */
   outputModality: OutputModality;
   /** The runtime's own turn taking, or `null`: push to talk (audio held until committed). */
@@ -40,6 +42,7 @@ export function initialSessionState(id: string, config: SessionConfig): Realtime
     inputFormat: 'pcm16',
     outputFormat: 'pcm16',
     playbackAcks: false,
+    timelineAudio: false,
     outputModality: 'audio',
     turnDetection: DEFAULT_TURN_DETECTION,
   };
@@ -133,6 +136,7 @@ export function applySessionUpdate(state: RealtimeSessionState, update: SessionU
       inputFormat: input.format ?? state.inputFormat,
       outputFormat: output.format ?? state.outputFormat,
       playbackAcks: update.venus?.playback_acks ?? state.playbackAcks,
+      timelineAudio: update.venus?.timeline_audio ?? state.timelineAudio,
       outputModality: modality.value ?? state.outputModality,
       turnDetection: turns.value === undefined ? state.turnDetection : turns.value,
     },
@@ -216,6 +220,7 @@ export function sessionObject(state: RealtimeSessionState): Record<string, unkno
       chunk_ms: state.config.chunkMs,
       delivery_policy: state.config.deliveryPolicy,
       playback_acks: state.playbackAcks,
+      timeline_audio: state.timelineAudio,
     },
   };
 }

@@ -23,7 +23,12 @@ export interface TimelineRelayDeps {
   turns?: UserAudioTurns;
   /** `turn_detection: null`: the client commits its turns, so no speech_started/stopped or commits of our own. */
   pushToTalk?(): boolean;
+  /** Whether the client asked for the per-chunk audio records in `venus.timeline` (default: no). */
+  timelineAudio?(): boolean;
 }
+
+/** Timeline events sent once per audio chunk: in `venus.timeline` only for clients that ask. */
+const AUDIO_RECORDS: ReadonlySet<TimelineEvent['type']> = new Set(['assistant.audio', 'user.audio']);
 
 /**
  * Audio frames held for their timeline event. The worker sends each right before its event, so one
@@ -39,7 +44,9 @@ const END_REASON: Record<Exclude<InterruptionAction, 'continue'>, UtteranceEndRe
 
 /**
  * Maps the worker's timeline onto server events: the OpenAI-compatible ones, the `venus.*` ones,
- * and every event as `venus.timeline` (audio payloads stripped) so consoles can draw the lanes.
+ * and every event as `venus.timeline` (audio payloads stripped) so consoles can draw the lanes; the
+ * per-chunk audio records (`assistant.audio`, `user.audio`) only where the client asked for them
+ * (`session.venus.timeline_audio`): at 20 ms chunks they are 50 messages a second each.
  *
  * The compatibility trap lives here. OpenAI clients stop playback on
  * `input_audio_buffer.speech_started`, so it goes out only when the user starts speaking while the
@@ -95,7 +102,9 @@ export class TimelineRelay {
 
   handle(event: TimelineEvent): void {
     const { emit, responses } = this.#deps;
-    emit({ type: 'venus.timeline', event: withoutPayload(event) });
+    if (!AUDIO_RECORDS.has(event.type) || this.#deps.timelineAudio?.() === true) {
+      emit({ type: 'venus.timeline', event: withoutPayload(event) });
+    }
     switch (event.type) {
       case 'user.speech':
         this.#userSpeech(event);

@@ -41,7 +41,12 @@ export function settingsFromSessionObject(session: Record<string, unknown>): Ses
     input_audio_format: session.input_audio_format,
     output_audio_format: session.output_audio_format,
     voice: session.voice,
-    venus: { chunk_ms: venus.chunk_ms, delivery_policy: venus.delivery_policy, playback_acks: venus.playback_acks },
+    venus: {
+      chunk_ms: venus.chunk_ms,
+      delivery_policy: venus.delivery_policy,
+      playback_acks: venus.playback_acks,
+      timeline_audio: venus.timeline_audio,
+    },
   });
   return parsed.success ? parsed.data : undefined;
 }
