@@ -75,6 +75,11 @@ const RECENT_UTTERANCES = 64;
  *   const plan = dialogue.beginStep({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  *   const out = dialogue.finishStep(plan, await vad.score(dialogue.voice.stream, plan.frames));
  */
+/** The longest a chunk step waits for the speech of the utterance it starts (see `speechReady`). */
+export const SPEECH_WAIT_MAX_MS = 250;
+
+const noop = () => {};
+
 export abstract class DuplexDialogue<U extends SpokenUtterance> {
   readonly voice = new VoiceActivity();
   private readonly overlapFeatures = new OverlapFeatureTracker();
@@ -103,6 +108,8 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   private audible = false;
   private stepSeq = 0;
   private lastAtMs: number | null = null;
+  /** The utterance the last chunk step started without speech, for `completeStep`. */
+  private awaiting: { u: U; out: OutputStep; chunkSamples: number; waitMs: number } | null = null;
 
   constructor(options: DuplexDialogueOptions) {
     this.idPrefix = options.incarnation === 0 ? 'utt_' : `utt_${options.incarnation}_`;
@@ -174,6 +181,7 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     // A perception tick paces out nothing: the next chunk step emits the whole chunk since the last one.
     if (!request.listenOnly) this.lastAtMs = request.atMs;
     this.outcome = {};
+    this.awaiting = null;
     this.audible = request.assistantAudible;
 
     if (!plan.heard) this.hearStep(plan, probabilities);
@@ -203,7 +211,7 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     if (request.listenOnly) return out;
     if (this.holdsStep(out)) return out;
     const u = this.current ?? this.nextUtterance();
-    if (u) this.emit(u, out, Math.round(chunkMs * 24));
+    if (u) this.emit(u, out, Math.round(chunkMs * 24), Math.min(SPEECH_WAIT_MAX_MS, chunkMs / 4));
     return out;
   }
 
@@ -341,6 +349,35 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   }
   /** The utterance to start now, or null to stay quiet. */
   protected abstract nextUtterance(): U | null;
+  /** The synthesis of `u` while its speech is not ready yet; null when it is ready (or failed). */
+  protected pendingSpeech(_u: U): Promise<unknown> | null {
+    return null;
+  }
+
+  /**
+   * After a chunk step (`finishStep`) that started an utterance whose speech was not synthesised
+   * yet: waits for it, at most a quarter of the chunk and SPEECH_WAIT_MAX_MS, and adds its first
+   * chunk of speech to the same output. Without it the step carries text only and the speech is
+   * heard one whole chunk later (a second at 1000 ms chunks); a short synthesis now costs the step
+   * tens of milliseconds instead. Any other step is returned as it is, at once.
+   */
+  async completeStep(out: OutputStep): Promise<OutputStep> {
+    const awaiting = this.awaiting;
+    this.awaiting = null;
+    if (awaiting === null || awaiting.out !== out) return out;
+    const pending = this.pendingSpeech(awaiting.u);
+    if (pending === null) return out;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, awaiting.waitMs);
+    });
+    await Promise.race([pending.then(noop, noop), timeout]);
+    clearTimeout(timer);
+    // Stopped or cancelled meanwhile: the step stays as it was.
+    if (this.current !== awaiting.u || awaiting.u.finished !== null) return out;
+    this.emitSpeech(awaiting.u, out, awaiting.chunkSamples);
+    return out;
+  }
   /** The utterance starts on `out`: the responder adds what it carries (continues, speaksPrefill…). */
   protected starting(_u: U, _out: OutputStep): void {}
   /** A new prefill (de-duplicated, reserved tags removed). */
@@ -352,16 +389,26 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   /** The context keeps exactly `heard` of the utterance. */
   protected abstract keepHeard(u: U, heard: string): void;
 
-  private emit(u: U, out: OutputStep, chunkSamples: number): void {
+  /** `waitMs`: how long `completeStep` may wait for the speech of an utterance this step starts. */
+  private emit(u: U, out: OutputStep, chunkSamples: number, waitMs: number): void {
     out.decision = 'speak';
     out.utteranceId = u.id;
-    if (!u.started) {
+    const starts = !u.started;
+    if (starts) {
       u.started = true;
       this.current = u;
       this.last = u;
       this.starting(u, out);
     }
     out.text = u.nextTextDelta();
+    this.emitSpeech(u, out, chunkSamples);
+    if (starts && out.audio === null && u.finished === null && waitMs > 0) {
+      this.awaiting = { u, out, chunkSamples, waitMs };
+    }
+  }
+
+  /** The step's chunk of `u`'s speech (when ready), the segments it newly knows, and its end. */
+  private emitSpeech(u: U, out: OutputStep, chunkSamples: number): void {
     const audio = u.takeAudio(chunkSamples);
     out.audioChunkSeq = u.chunkSeq;
     if (audio) {

@@ -34,7 +34,9 @@ export async function serveDuplexDialogues<D extends DuplexDialogue<SpokenUttera
   const step = async (dialogue: D, request: StepRequest) => {
     const plan = dialogue.beginStep(request);
     const probabilities = await batcher.score(dialogue.voice.stream, plan.frames);
-    if (!head || !embedding || !dialogue.overlapHeadApplies) return dialogue.finishStep(plan, probabilities);
+    // completeStep: an utterance the step starts gets its first speech when its synthesis is nearly done (bounded).
+    if (!head || !embedding || !dialogue.overlapHeadApplies)
+      return dialogue.completeStep(dialogue.finishStep(plan, probabilities));
     const rows = dialogue.hearStep(plan, probabilities);
     // A failed embedding or head run leaves the step to the v1 rules.
     const scores =
@@ -43,7 +45,7 @@ export async function serveDuplexDialogues<D extends DuplexDialogue<SpokenUttera
             .then(() => head.score(rows.map((r) => r.features)))
             .catch(() => undefined)
         : [];
-    return dialogue.finishStep(plan, probabilities, scores);
+    return dialogue.completeStep(dialogue.finishStep(plan, probabilities, scores));
   };
   new ThreadSessions<D>(port, step).serve<O>(port, create, async () => {
     await release?.();

@@ -1,6 +1,7 @@
 import { heardText } from '@venus/protocol';
-import { describe, expect, it } from 'vitest';
-import { CHUNK_SAMPLES_24K, Driver } from './dialogue-test-driver.ts';
+import { describe, expect, it, vi } from 'vitest';
+import type { Synthesize } from './dialogue-session.ts';
+import { CHUNK_SAMPLES_24K, Driver, fakeSynthesize } from './dialogue-test-driver.ts';
 
 const spans = (text: string) => text.match(/<delegate>[\s\S]*?<\/delegate>/g) ?? [];
 
@@ -37,6 +38,71 @@ describe('DialogueSession', () => {
       expect(kept).toBe(hostHeard ?? heardText(segments, 700));
       expect(kept?.length).toBeGreaterThan(0);
     }
+  });
+
+  /** A synthesiser that answers only when `release` is called (as a busy TTS thread would, later). */
+  function gatedSynthesize(): { synthesize: Synthesize; release: () => void } {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { synthesize: async (text, voice) => gate.then(() => fakeSynthesize(text, voice)), release };
+  }
+
+  it('gives an utterance its first speech on the step that starts it, when synthesis ends within the wait', async () => {
+    const { synthesize, release } = gatedSynthesize();
+    const drv = new Driver({ synthesize });
+    drv.text('what time is it in Tokyo');
+    const out = await drv.step();
+    // The step started the reply before its speech existed: text only so far.
+    expect(out).toMatchObject({ decision: 'speak', utteranceId: 'utt_1', audio: null });
+    const completing = drv.d.completeStep(out);
+    release();
+    const completed = await completing;
+    expect(completed).toBe(out);
+    expect(completed.audio).toHaveLength(CHUNK_SAMPLES_24K);
+    expect(completed.audioChunkSeq).toBe(0);
+    expect(completed.spokenSegments).toHaveLength(1);
+    // The next chunk carries on from there.
+    expect(await drv.step()).toMatchObject({ utteranceId: 'utt_1', audioChunkSeq: 1 });
+  });
+
+  it('leaves the step text-only when synthesis outlasts the wait (a quarter of the chunk); the speech starts on the next', async () => {
+    vi.useFakeTimers();
+    try {
+      const { synthesize, release } = gatedSynthesize();
+      const drv = new Driver({ synthesize });
+      drv.text('what time is it in Tokyo');
+      const out = await drv.step();
+      expect(out).toMatchObject({ utteranceId: 'utt_1', audio: null });
+      let settled = false;
+      const completing = drv.d.completeStep(out).then((o) => {
+        settled = true;
+        return o;
+      });
+      await vi.advanceTimersByTimeAsync(39);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1); // 160 ms chunks: at most 40 ms
+      expect((await completing).audio).toBeNull();
+      release();
+      await vi.advanceTimersByTimeAsync(0); // the synthesis settles (promise jobs only)
+      const next = await drv.step();
+      expect(next).toMatchObject({ utteranceId: out.utteranceId, audioChunkSeq: 0 });
+      expect(next.audio).toHaveLength(CHUNK_SAMPLES_24K);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('does not wait on a step that starts nothing, or whose speech is ready', async () => {
+    const drv = new Driver();
+    const quiet = await drv.step();
+    expect(await drv.d.completeStep(quiet)).toBe(quiet);
+    drv.text('what time is it in Tokyo');
+    await Promise.resolve(); // the fake synthesiser answers on a microtask
+    const steps = await drv.until((s) => s.audio !== null);
+    const last = steps.at(-1)!;
+    expect(await drv.d.completeStep(last)).toBe(last);
   });
 
   it('keeps speaking through a typed backchannel', async () => {

@@ -274,6 +274,10 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     return this.queue.shift() ?? null;
   }
 
+  protected override pendingSpeech(u: Utterance): Promise<unknown> | null {
+    return u.audio !== null || u.audioFailed ? null : u.synthesis;
+  }
+
   protected prefilled(text: string, request: PrefillRequest): void {
     if (request.mode === 'speak')
       this.enqueue({ text, role: 'backend', speaksPrefill: { attemptId: request.attemptId } });
@@ -429,7 +433,7 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     if (front) this.queue.unshift(u);
     else this.queue.push(u);
     if (spec.resumeOffer) this.offeredPlanId = spec.resumeOffer.planId;
-    this.options.synthesize(u.visible, this.voiceName).then(
+    u.synthesis = this.options.synthesize(u.visible, this.voiceName).then(
       (pcm) => u.setAudio(pcm),
       () => {
         u.audioFailed = true;

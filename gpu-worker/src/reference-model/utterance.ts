@@ -35,6 +35,8 @@ export class Utterance implements SpokenUtterance {
   audio: Int16Array | null = null;
   /** Synthesis failed: the utterance finishes with text only. */
   audioFailed = false;
+  /** Settles when synthesis has (set `audio` or `audioFailed`); null before it was asked for. */
+  synthesis: Promise<void> | null = null;
   started = false;
   finished: 'completed' | 'interrupted' | null = null;
   chunkSeq = 0;

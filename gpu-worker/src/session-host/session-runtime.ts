@@ -20,8 +20,13 @@ import type { ReplayedSession } from './timeline-replay.ts';
 import { TimelineWriter } from './timeline-writer.ts';
 import { WorkDesk } from './work-desk.ts';
 
-/** How long after the user's speech ends ticks go on, for the recogniser's final transcript to be heard. */
-const USER_TURN_TICKS_MS = 1500;
+/**
+ * How long after the user's speech ends ticks go on: for the recogniser's final transcript (~0.5 s
+ * after the speech) and for a model that holds a fragment while the user may go on (the reference
+ * model waits 1.5 s more), so the reply is decided, and its speech synthesised, before the next
+ * chunk boundary instead of on it.
+ */
+const USER_TURN_TICKS_MS = 2500;
 
 export interface SessionRuntimeOptions {
   sessionId: string;
