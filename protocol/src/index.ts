@@ -20,4 +20,5 @@ export * from './timeline.ts';
 export * from './timeline-redis-layout.ts';
 export type * from './timeline-store.ts';
 export * from './token-bucket.ts';
+export * from './with-timeout.ts';
 export * from './work-state.ts';

@@ -8,13 +8,14 @@ import {
   type StepRequest,
   stripReservedTags,
   type UserTranscript,
+  withTimeout,
 } from '@venus/protocol';
 import { firstHeadVerdict } from '../perception/head-verdict.ts';
 import { type FeatureRow, OverlapFeatureTracker, type PartialWords } from '../perception/overlap-features.ts';
 import { type Interruption, judgeOverlap } from '../perception/overlap-policy.ts';
 import { type Burst, VoiceActivity, type VoiceUpdate } from '../perception/voice-activity.ts';
 import { InputFence } from './input-fence.ts';
-import { listenStep } from './output-step.ts';
+import { closeUtterance, listenStep } from './output-step.ts';
 import { PrefillLedger } from './prefill-ledger.ts';
 
 /** One thing the assistant says, as the core paces it out: text deltas, then speech one chunk per step. */
@@ -77,8 +78,6 @@ const RECENT_UTTERANCES = 64;
  */
 /** The longest a chunk step waits for the speech of the utterance it starts (see `speechReady`). */
 export const SPEECH_WAIT_MAX_MS = 250;
-
-const noop = () => {};
 
 export abstract class DuplexDialogue<U extends SpokenUtterance> {
   readonly voice = new VoiceActivity();
@@ -212,6 +211,26 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     if (this.holdsStep(out)) return out;
     const u = this.current ?? this.nextUtterance();
     if (u) this.emit(u, out, Math.round(chunkMs * 24), Math.min(SPEECH_WAIT_MAX_MS, chunkMs / 4));
+    return out;
+  }
+
+  /**
+   * After a chunk step (`finishStep`) that started an utterance whose speech was not synthesised
+   * yet: waits for it, at most a quarter of the chunk and SPEECH_WAIT_MAX_MS, and adds its first
+   * chunk of speech to the same output. Without it the step carries text only and the speech is
+   * heard one whole chunk later (a second at 1000 ms chunks); a short synthesis now costs the step
+   * tens of milliseconds instead. Any other step is returned as it is, at once.
+   */
+  async completeStep(out: OutputStep): Promise<OutputStep> {
+    const awaiting = this.awaiting;
+    this.awaiting = null;
+    if (awaiting === null || awaiting.out !== out) return out;
+    const pending = this.pendingSpeech(awaiting.u);
+    if (pending === null) return out;
+    await withTimeout(pending, awaiting.waitMs);
+    // Stopped or cancelled meanwhile: the step stays as it was.
+    if (this.current !== awaiting.u || awaiting.u.finished !== null) return out;
+    this.emitSpeech(awaiting.u, out, awaiting.chunkSamples);
     return out;
   }
 
@@ -354,30 +373,6 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     return null;
   }
 
-  /**
-   * After a chunk step (`finishStep`) that started an utterance whose speech was not synthesised
-   * yet: waits for it, at most a quarter of the chunk and SPEECH_WAIT_MAX_MS, and adds its first
-   * chunk of speech to the same output. Without it the step carries text only and the speech is
-   * heard one whole chunk later (a second at 1000 ms chunks); a short synthesis now costs the step
-   * tens of milliseconds instead. Any other step is returned as it is, at once.
-   */
-  async completeStep(out: OutputStep): Promise<OutputStep> {
-    const awaiting = this.awaiting;
-    this.awaiting = null;
-    if (awaiting === null || awaiting.out !== out) return out;
-    const pending = this.pendingSpeech(awaiting.u);
-    if (pending === null) return out;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, awaiting.waitMs);
-    });
-    await Promise.race([pending.then(noop, noop), timeout]);
-    clearTimeout(timer);
-    // Stopped or cancelled meanwhile: the step stays as it was.
-    if (this.current !== awaiting.u || awaiting.u.finished !== null) return out;
-    this.emitSpeech(awaiting.u, out, awaiting.chunkSamples);
-    return out;
-  }
   /** The utterance starts on `out`: the responder adds what it carries (continues, speaksPrefill…). */
   protected starting(_u: U, _out: OutputStep): void {}
   /** A new prefill (de-duplicated, reserved tags removed). */
@@ -427,20 +422,4 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
       this.finish(u, 'completed');
     }
   }
-}
-
-/** Ends `out` as the last step of an utterance (`interrupted` when it was still being spoken). */
-export function closeUtterance(
-  out: OutputStep,
-  utteranceId: string | null,
-  chunkSeq: number,
-  interrupted: boolean,
-): OutputStep {
-  out.utteranceId = utteranceId;
-  out.audioChunkSeq = chunkSeq;
-  if (interrupted) {
-    out.turnFinished = true;
-    out.finishReason = 'interrupted';
-  }
-  return out;
 }

@@ -14,3 +14,19 @@ export function listenStep(stepSeq: number, request: StepRequest, audioChunkSeq 
     turnFinished: false,
   };
 }
+
+/** Ends `out` as the last step of an utterance (`interrupted` when it was still being spoken). */
+export function closeUtterance(
+  out: OutputStep,
+  utteranceId: string | null,
+  chunkSeq: number,
+  interrupted: boolean,
+): OutputStep {
+  out.utteranceId = utteranceId;
+  out.audioChunkSeq = chunkSeq;
+  if (interrupted) {
+    out.turnFinished = true;
+    out.finishReason = 'interrupted';
+  }
+  return out;
+}

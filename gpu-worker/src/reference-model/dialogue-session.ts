@@ -20,6 +20,7 @@ import {
   type Understanding,
   understandRequest,
 } from './intents.ts';
+import { MidTurnHold } from './mid-turn-hold.ts';
 import {
   askForCity,
   CANCELLED_REPLY,
@@ -81,7 +82,8 @@ function isRequest(u: Understanding): u is RequestIntent {
  * with the reference rules as its responder: dialogue state (what it will say next, a parked plan)
  * and a transcript that keeps only what the user heard. Content comes from typed text; audio drives
  * voice activity and barge-in. Speech is paced: at most one chunk (the time since the previous
- * step) of 24 kHz audio per step. Synthesis is asynchronous; a step never waits for it.
+ * step) of 24 kHz audio per step. Synthesis is asynchronous; a chunk step that starts an utterance waits briefly for its speech
+ * (`completeStep`), no other step does.
  *
  * @example
  *   const d = new DialogueSession({ sessionId: 's1', incarnation: 0, synthesize });
@@ -92,12 +94,6 @@ function isRequest(u: Understanding): u is RequestIntent {
 
 /** The plain-language status request the model delegates; the session host answers it from work state. */
 const STATUS_QUERY = 'What is the status of my pending requests?';
-
-/**
- * How long after a spoken fragment's final (itself ~0.5 s after the speech ended) the model waits
- * for the user to go on before answering the fragment alone: people pause mid-request for 1-2 s.
- */
-const MID_TURN_PAUSE_MS = 1500;
 
 export class DialogueSession extends DuplexDialogue<Utterance> {
   private readonly voiceName: string;
@@ -116,13 +112,8 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private backgroundBurst = false;
   private readonly sameSpeech = new SameSpeech();
   private stepAtMs = 0;
-  /**
-   * A spoken utterance that is not a whole request yet ("could you tell me", "I'd like to know the
-   * weather"), held while the user may go on after a pause: the next utterance is heard joined to
-   * it, and it is answered alone only once the user stayed silent until `untilMs` (audio time).
-   * `text` is '' for words the grammar did not fit (answered, if alone, with a request to repeat).
-   */
-  private held: { text: string; untilMs: number } | null = null;
+  /** A fragment held while the user may go on after a pause. */
+  private readonly pause = new MidTurnHold();
 
   constructor(private readonly options: DialogueSessionOptions) {
     super(options);
@@ -194,13 +185,9 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
       this.stop({ action: 'discard', cause: 'interruption', cancelsWork: false });
     }
     for (const u of rec.takeFinals()) this.heardSpeech(u);
-    const held = this.held;
     // The user went on: the held words wait for the final of what they are saying now.
-    if (held && this.voice.inSpeech) held.untilMs = Math.max(held.untilMs, this.stepAtMs + MID_TURN_PAUSE_MS);
-    else if (held && this.stepAtMs >= held.untilMs) {
-      this.held = null;
-      this.answerHeard(held.text);
-    }
+    const due = this.pause.due(this.stepAtMs, this.voice.inSpeech);
+    if (due !== null) this.answerHeard(due);
   }
 
   protected override judged(_burst: Burst, verdict: Interruption): void {
@@ -228,12 +215,11 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     if (this.sameSpeech.textCameFirst(this.stepAtMs)) return;
     // A grammar maps any speech onto itself: low-confidence words are not forced onto a command.
     const words = final.inGrammar ? text : '';
-    const held = this.held;
-    this.held = null;
-    const joined = held ? `${held.text} ${words}`.trim() : words;
+    const held = this.pause.take();
+    const joined = held === null ? words : `${held} ${words}`.trim();
     // Not a whole request yet and nothing else going on: the user may only be pausing mid-turn.
-    if (!held && !cut && !this.speaking && this.mayGoOn(joined)) {
-      this.held = { text: joined, untilMs: this.stepAtMs + MID_TURN_PAUSE_MS };
+    if (held === null && !cut && !this.speaking && this.mayGoOn(joined)) {
+      this.pause.hold(joined, this.stepAtMs);
       return;
     }
     if (cut && !this.speaking && joined !== '') {

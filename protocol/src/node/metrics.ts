@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { withTimeout } from '../with-timeout.ts';
 
 /**
  * The runtime's Prometheus series (docs/observability.md lists each one). Every process builds one
@@ -191,17 +192,5 @@ export class VenusMetrics {
 
   render(): Promise<string> {
     return this.registry.metrics();
-  }
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise.catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

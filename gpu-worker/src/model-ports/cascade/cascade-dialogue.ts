@@ -8,7 +8,8 @@ import {
   type VenusError,
 } from '@venus/protocol';
 import { ContextLog } from '../../duplex-dialogue/context-log.ts';
-import { closeUtterance, type DialogueStepPlan, DuplexDialogue } from '../../duplex-dialogue/duplex-dialogue.ts';
+import { type DialogueStepPlan, DuplexDialogue } from '../../duplex-dialogue/duplex-dialogue.ts';
+import { closeUtterance } from '../../duplex-dialogue/output-step.ts';
 import { type Interruption, isBackgroundLevel } from '../../perception/overlap-policy.ts';
 import type { Burst, VoiceUpdate } from '../../perception/voice-activity.ts';
 import { readOverlap } from '../../reference-model/intents.ts';
