@@ -32,6 +32,10 @@ export function wsRelayConnector(url: string, options: WsRelayConnectorOptions =
         handshakeTimeout: options.connectTimeoutMs ?? 5_000,
         maxPayload: MAX_MESSAGE_BYTES,
         perMessageDeflate: false,
+        // RFC 6455 masks client frames so a browser page cannot poison a proxy's cache; this is
+        // a server-to-server link, and an all-zero mask lets `ws` skip the copy and XOR of every
+        // audio frame (about 1 KB, 50 times a second per session).
+        generateMask: zeroMask,
       });
       let opened = false;
       // The worker speaks many times a second: each message only stamps the time, and a check a few
@@ -88,6 +92,10 @@ export function wsRelayConnector(url: string, options: WsRelayConnectorOptions =
         if (opened) handlers.onClose(code, reason.toString());
       });
     });
+}
+
+function zeroMask(mask: Uint8Array): void {
+  mask.fill(0);
 }
 
 function toBytes(data: WebSocket.RawData): Uint8Array {
