@@ -21,7 +21,8 @@ typedef struct {
 /*
  * The decoder's configuration: model paths, no log, no lattice pass (with a grammar it only costs
  * time), then `options`: space-separated "-name value" pairs (beams, penalties) so tuning needs no
- * rebuild. -remove_noise and -remove_silence stay on: the caller decides utterance boundaries.
+ * rebuild. -remove_silence stays on (the caller decides utterance boundaries); the worker turns
+ * -remove_noise off through `options` (DECODER_OPTIONS in recogniser-protocol.ts says why).
  */
 static cmd_ln_t *make_config(const char *hmm, const char *dict, const char *options) {
   char *argv[64];
