@@ -11,6 +11,7 @@ import type { SessionSettings } from '../auth/principal.ts';
 import type { SessionHooks } from '../tenancy/session-hooks.ts';
 import { AssistantResponses } from './assistant-responses.ts';
 import { parseClientEvent } from './client-event-parser.ts';
+import { ClientPlayback } from './client-playback.ts';
 import type { Clock } from './clock.ts';
 import { ConversationItems } from './conversation-items.ts';
 import { eventSinkOf, serverEventJson } from './event-json.ts';
@@ -19,9 +20,8 @@ import { CreatedItems } from './history-items.ts';
 import { EventIds } from './ids.ts';
 import { InputAudio } from './input-audio.ts';
 import { InputAudioBuffer } from './input-audio-buffer.ts';
-import { assistantItemError, type NamedItem, REMEMBERED_USER_ITEMS, RecentIds, truncateError } from './item-checks.ts';
+import { REMEMBERED_USER_ITEMS, RecentIds } from './item-checks.ts';
 import type { OutboundEvent } from './outbound-event.ts';
-import { PlayoutEstimator } from './playout-estimator.ts';
 import { errorEvent, type ProtocolError } from './protocol-error.ts';
 import { closeReason, type RealtimeTransport } from './realtime-transport.ts';
 import { sendResponseInstructions } from './response-instructions.ts';
@@ -68,7 +68,8 @@ export class RealtimeConnection {
   readonly #transport: RealtimeTransport;
   readonly #tenant: string;
   readonly #maxBufferedBytes: number;
-  readonly #estimator: PlayoutEstimator;
+  /** The playout estimate, the client's playback acks, truncates and clears (client-playback.ts). */
+  readonly #playback: ClientPlayback;
   readonly #responses: AssistantResponses;
   /** The client sent a GA `session.update` (`session.type: 'realtime'`): beta event aliases are not sent. */
   #gaClient = false;
@@ -107,22 +108,23 @@ export class RealtimeConnection {
     this.#encoder = new OutputAudioEncoder(this.#state.outputFormat);
     const emit = (event: OutboundEvent) => this.#emit(event);
     this.#conversation = new ConversationItems({ emit, ga: () => this.#gaClient });
-    this.#estimator = new PlayoutEstimator({
+    const send = (frame: EdgeToWorkerFrame) => this.#send(frame);
+    this.#playback = new ClientPlayback({
+      sessionId: this.sessionId,
+      emit,
+      send,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
-      onAck: (utteranceId, playedMs) => {
-        // An acknowledging client's own reports are authoritative: the estimate then only times
-        // `output_audio_buffer.stopped` and tells the timeline relay whether the assistant still holds the floor.
-        if (this.#state.playbackAcks) return;
-        this.#send({ kind: 'playback_ack', session: this.sessionId, utteranceId, playedMs, source: 'estimate' });
-      },
-      onPlayed: (utteranceId) => {
-        const item = this.#responses.item(utteranceId);
-        if (item?.audioStarted) emit({ type: 'output_audio_buffer.stopped', response_id: item.responseId });
+      responses: () => this.#responses,
+      userItems: this.#userItems,
+      clientAcks: () => this.#state.playbackAcks,
+      acknowledging: () => {
+        this.#state = { ...this.#state, playbackAcks: true };
       },
     });
+    const { estimator } = this.#playback;
     this.#responses = new AssistantResponses({
       emit,
-      estimator: this.#estimator,
+      estimator,
       encoder: () => this.#encoder,
       betaAliases: () => !this.#gaClient,
       conversation: this.#conversation,
@@ -132,7 +134,6 @@ export class RealtimeConnection {
     });
     const turns = new UserAudioTurns({ emit, conversation: this.#conversation });
     const pushToTalk = () => this.#state.turnDetection === null;
-    const send = (frame: EdgeToWorkerFrame) => this.#send(frame);
     this.#audioBuffer = new InputAudioBuffer({
       session: this.sessionId,
       emit,
@@ -144,7 +145,7 @@ export class RealtimeConnection {
     const relayDeps = {
       emit,
       responses: this.#responses,
-      estimator: this.#estimator,
+      estimator,
       conversation: this.#conversation,
       turns,
       pushToTalk,
@@ -161,7 +162,7 @@ export class RealtimeConnection {
       functionCalls: this.#functionCalls,
       userItems: this.#userItems,
       isAssistantItem: (id) => this.#responses.item(id) !== undefined,
-      send: (frame) => this.#send(frame),
+      send,
     });
   }
 
@@ -252,7 +253,7 @@ export class RealtimeConnection {
       case 'conversation.item.create':
         return this.#createdItems.create(event);
       case 'conversation.item.truncate':
-        return this.#truncate(event);
+        return this.#playback.truncate(event);
       case 'conversation.item.retrieve':
         return this.#conversation.retrieve(event.item_id);
       case 'conversation.item.delete':
@@ -264,29 +265,13 @@ export class RealtimeConnection {
           (response) => sendResponseInstructions(response, session, (frame) => this.#send(frame)),
         );
       case 'response.cancel':
-        this.#responses.markCancelRequested();
-        this.#send({ kind: 'cancel_response', session });
+        this.#playback.cancel();
         return undefined;
-      case 'output_audio_buffer.clear': {
-        const streaming = this.#responses.activeUtteranceIds()[0];
-        this.#responses.markCancelRequested();
-        const cleared = this.#estimator.clear();
-        this.#send({ kind: 'cancel_response', session });
-        const itemId = streaming ?? cleared[cleared.length - 1];
-        const responseId = itemId === undefined ? null : (this.#responses.item(itemId)?.responseId ?? null);
-        this.#emit({ type: 'output_audio_buffer.cleared', response_id: responseId });
+      case 'output_audio_buffer.clear':
+        this.#playback.clear();
         return undefined;
-      }
-      case 'venus.playback.ack': {
-        const error = assistantItemError(event.item_id, this.#named(event.item_id));
-        if (error !== undefined) return error;
-        this.#state = { ...this.#state, playbackAcks: true };
-        const { item_id: utteranceId, played_ms: playedMs } = event;
-        // The worker answers what only it can check (the work, the item) with a session.error naming this event.
-        const eventId = event.event_id === undefined ? {} : { eventId: event.event_id };
-        this.#send({ kind: 'playback_ack', session, utteranceId, playedMs, source: 'client', ...eventId });
-        return undefined;
-      }
+      case 'venus.playback.ack':
+        return this.#playback.ack(event);
       case 'venus.work.cancel': {
         const eventId = event.event_id === undefined ? {} : { eventId: event.event_id };
         this.#send({ kind: 'cancel_work', session, workId: event.work_id, ...eventId });
@@ -314,24 +299,6 @@ export class RealtimeConnection {
     this.#input.setFormat(result.state.inputFormat);
     if (result.state.outputFormat !== outputFormat) this.#encoder = new OutputAudioEncoder(result.state.outputFormat);
     return result;
-  }
-
-  #truncate(event: EventOf<'conversation.item.truncate'>): ProtocolError | undefined {
-    const error = truncateError(event, this.#named(event.item_id));
-    if (error !== undefined) return error;
-    const { item_id: utteranceId, audio_end_ms: playedMs } = event;
-    this.#estimator.truncate(utteranceId);
-    this.#send({ kind: 'playback_ack', session: this.sessionId, utteranceId, playedMs, source: 'truncate' });
-    this.#emit({ type: 'conversation.item.truncated', item_id: utteranceId, content_index: 0, audio_end_ms: playedMs });
-    return undefined;
-  }
-
-  #named(itemId: string): NamedItem {
-    return {
-      sessionId: this.sessionId,
-      sentMs: this.#responses.item(itemId)?.audioMs,
-      userItem: this.#userItems.has(itemId),
-    };
   }
 
   #onWorkerFrame(frame: WorkerToEdgeFrame): void {
@@ -394,7 +361,7 @@ export class RealtimeConnection {
   #teardown(): void {
     this.#closed = true;
     this.#hooks?.ended();
-    this.#estimator.stop();
+    this.#playback.estimator.stop();
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
   }

@@ -4,11 +4,9 @@ import {
   type OutputStep,
   type PrefillAck,
   type PrefillRequest,
-  type SpokenSegment,
   type StepRequest,
   stripReservedTags,
   type UserTranscript,
-  withTimeout,
 } from '@venus/protocol';
 import { firstHeadVerdict } from '../perception/head-verdict.ts';
 import { type FeatureRow, OverlapFeatureTracker, type PartialWords } from '../perception/overlap-features.ts';
@@ -17,26 +15,7 @@ import { type Burst, VoiceActivity, type VoiceUpdate } from '../perception/voice
 import { InputFence } from './input-fence.ts';
 import { closeUtterance, listenStep } from './output-step.ts';
 import { PrefillLedger } from './prefill-ledger.ts';
-
-/** One thing the assistant says, as the core paces it out: text deltas, then speech one chunk per step. */
-export interface SpokenUtterance {
-  readonly id: string;
-  started: boolean;
-  finished: 'completed' | 'interrupted' | null;
-  chunkSeq: number;
-  nextTextDelta(): string;
-  /** Raw text not emitted yet, once all speech was emitted. */
-  restText(): string;
-  /** Up to `maxSamples` of 24 kHz speech, or null when none is ready. */
-  takeAudio(maxSamples: number): Int16Array | null;
-  /** All text and speech has been emitted. */
-  readonly done: boolean;
-  readonly emittedMs: number;
-  /** The visible text of the whole utterance (what a completed utterance leaves in the context). */
-  readonly fullText: string;
-  /** Segments whose speech is known, in speaking order (the input of protocol's `heardText`). */
-  readonly segments: readonly SpokenSegment[];
-}
+import { SpeechPacing, type SpokenUtterance } from './speech-pacing.ts';
 
 /** The inputs a step consumed, and the VAD frames it needs scored before it can finish. */
 export interface DialogueStepPlan {
@@ -66,8 +45,8 @@ const RECENT_UTTERANCES = 64;
 /**
  * The duplex dialogue core shared by the thread-backed models that hear through our VAD (the
  * reference model's rules, the cascade's chat model): it owns the input fences, voice activity and
- * the overlap verdicts, the step skeleton (numbering, chunk pacing, the stopped-utterance branch),
- * prefill de-duplication, the report of spoken segments and what a final playback acknowledgement
+ * the overlap verdicts, the step skeleton (numbering, the stopped-utterance branch), the pacing of
+ * speech (speech-pacing.ts), prefill de-duplication and what a final playback acknowledgement
  * leaves in the context. The responder is the subclass: it reads what the user said (`hear`), picks
  * what to say next (`nextUtterance`) and keeps its context (`keepHeard`, `finished`). A step is two
  * halves so that a thread can batch the VAD of many sessions between them.
@@ -76,9 +55,6 @@ const RECENT_UTTERANCES = 64;
  *   const plan = dialogue.beginStep({ chunk: 0, inputSeqCutoff: 1, atMs: 160, assistantAudible: false });
  *   const out = dialogue.finishStep(plan, await vad.score(dialogue.voice.stream, plan.frames));
  */
-/** The longest a chunk step waits for the speech of the utterance it starts (see `speechReady`). */
-export const SPEECH_WAIT_MAX_MS = 250;
-
 export abstract class DuplexDialogue<U extends SpokenUtterance> {
   readonly voice = new VoiceActivity();
   private readonly overlapFeatures = new OverlapFeatureTracker();
@@ -101,14 +77,20 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   /** Utterances recognised since the last step, reported on the next output step. */
   protected readonly transcripts: UserTranscript[] = [];
   private readonly recent = new Map<string, U>();
-  private readonly reported = new WeakMap<U, number>();
   private readonly prefills = new PrefillLedger();
+  private readonly pacing = new SpeechPacing<U>({
+    starting: (u, out) => {
+      this.current = u;
+      this.last = u;
+      this.starting(u, out);
+    },
+    completed: (u) => this.finish(u, 'completed'),
+    pendingSpeech: (u) => this.pendingSpeech(u),
+    current: () => this.current,
+  });
   private outcome: StepOutcome = {};
   private audible = false;
   private stepSeq = 0;
-  private lastAtMs: number | null = null;
-  /** The utterance the last chunk step started without speech, for `completeStep`. */
-  private awaiting: { u: U; out: OutputStep; chunkSamples: number; waitMs: number } | null = null;
 
   constructor(options: DuplexDialogueOptions) {
     this.idPrefix = options.incarnation === 0 ? 'utt_' : `utt_${options.incarnation}_`;
@@ -171,16 +153,8 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   finishStep(plan: DialogueStepPlan, probabilities: Float32Array, headScores?: readonly Float32Array[]): OutputStep {
     const { request } = plan;
     this.stepSeq += 1;
-    const chunkMs =
-      this.lastAtMs === null
-        ? plan.audioMs > 0
-          ? plan.audioMs
-          : 1000
-        : Math.min(10_000, Math.max(0, request.atMs - this.lastAtMs));
-    // A perception tick paces out nothing: the next chunk step emits the whole chunk since the last one.
-    if (!request.listenOnly) this.lastAtMs = request.atMs;
+    this.pacing.step(request, plan.audioMs);
     this.outcome = {};
-    this.awaiting = null;
     this.audible = request.assistantAudible;
 
     if (!plan.heard) this.hearStep(plan, probabilities);
@@ -210,28 +184,16 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
     if (request.listenOnly) return out;
     if (this.holdsStep(out)) return out;
     const u = this.current ?? this.nextUtterance();
-    if (u) this.emit(u, out, Math.round(chunkMs * 24), Math.min(SPEECH_WAIT_MAX_MS, chunkMs / 4));
+    if (u) this.pacing.speak(u, out);
     return out;
   }
 
   /**
    * After a chunk step (`finishStep`) that started an utterance whose speech was not synthesised
-   * yet: waits for it, at most a quarter of the chunk and SPEECH_WAIT_MAX_MS, and adds its first
-   * chunk of speech to the same output. Without it the step carries text only and the speech is
-   * heard one whole chunk later (a second at 1000 ms chunks); a short synthesis now costs the step
-   * tens of milliseconds instead. Any other step is returned as it is, at once.
+   * yet: waits briefly for it and adds its first chunk to the same output (`SpeechPacing.complete`).
    */
-  async completeStep(out: OutputStep): Promise<OutputStep> {
-    const awaiting = this.awaiting;
-    this.awaiting = null;
-    if (awaiting === null || awaiting.out !== out) return out;
-    const pending = this.pendingSpeech(awaiting.u);
-    if (pending === null) return out;
-    await withTimeout(pending, awaiting.waitMs);
-    // Stopped or cancelled meanwhile: the step stays as it was.
-    if (this.current !== awaiting.u || awaiting.u.finished !== null) return out;
-    this.emitSpeech(awaiting.u, out, awaiting.chunkSamples);
-    return out;
+  completeStep(out: OutputStep): Promise<OutputStep> {
+    return this.pacing.complete(out);
   }
 
   prefill(request: PrefillRequest): PrefillAck {
@@ -383,43 +345,4 @@ export abstract class DuplexDialogue<U extends SpokenUtterance> {
   protected abstract finished(u: U, how: 'completed' | 'interrupted', heard: string): void;
   /** The context keeps exactly `heard` of the utterance. */
   protected abstract keepHeard(u: U, heard: string): void;
-
-  /** `waitMs`: how long `completeStep` may wait for the speech of an utterance this step starts. */
-  private emit(u: U, out: OutputStep, chunkSamples: number, waitMs: number): void {
-    out.decision = 'speak';
-    out.utteranceId = u.id;
-    const starts = !u.started;
-    if (starts) {
-      u.started = true;
-      this.current = u;
-      this.last = u;
-      this.starting(u, out);
-    }
-    out.text = u.nextTextDelta();
-    this.emitSpeech(u, out, chunkSamples);
-    if (starts && out.audio === null && u.finished === null && waitMs > 0) {
-      this.awaiting = { u, out, chunkSamples, waitMs };
-    }
-  }
-
-  /** The step's chunk of `u`'s speech (when ready), the segments it newly knows, and its end. */
-  private emitSpeech(u: U, out: OutputStep, chunkSamples: number): void {
-    const audio = u.takeAudio(chunkSamples);
-    out.audioChunkSeq = u.chunkSeq;
-    if (audio) {
-      out.audio = audio;
-      u.chunkSeq += 1;
-    }
-    const reported = this.reported.get(u) ?? 0;
-    if (u.segments.length > reported) {
-      out.spokenSegments = u.segments.slice(reported);
-      this.reported.set(u, u.segments.length);
-    }
-    if (u.done) {
-      out.text += u.restText();
-      out.turnFinished = true;
-      out.finishReason = 'completed';
-      this.finish(u, 'completed');
-    }
-  }
 }

@@ -7,7 +7,8 @@ import { SpeechEmbedding } from '../perception/speech-embedding.ts';
 import { VadBatcher } from '../perception/vad-batcher.ts';
 import type { OpenMessage } from '../threaded-port/thread-protocol.ts';
 import { ThreadSessions } from '../threaded-port/thread-sessions.ts';
-import type { DuplexDialogue, SpokenUtterance } from './duplex-dialogue.ts';
+import type { DuplexDialogue } from './duplex-dialogue.ts';
+import type { SpokenUtterance } from './speech-pacing.ts';
 
 /**
  * Runs a session thread of duplex dialogues: one Silero VAD, one speech embedding and one overlap

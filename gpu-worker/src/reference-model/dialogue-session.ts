@@ -7,9 +7,10 @@ import {
 } from '@venus/protocol';
 import { ContextLog } from '../duplex-dialogue/context-log.ts';
 import { type DialogueStepPlan, DuplexDialogue } from '../duplex-dialogue/duplex-dialogue.ts';
-import { type Interruption, stopsEarly } from '../perception/overlap-policy.ts';
-import { type RecognisedUtterance, UtteranceRecognition } from '../perception/utterance-recognition.ts';
+import type { Interruption } from '../perception/overlap-policy.ts';
+import { UtteranceRecognition } from '../perception/utterance-recognition.ts';
 import type { Burst, VoiceUpdate } from '../perception/voice-activity.ts';
+import { HeardSpeech } from './heard-speech.ts';
 import {
   correctionSlot,
   extractCity,
@@ -20,7 +21,6 @@ import {
   type Understanding,
   understandRequest,
 } from './intents.ts';
-import { MidTurnHold } from './mid-turn-hold.ts';
 import {
   askForCity,
   CANCELLED_REPLY,
@@ -32,10 +32,8 @@ import {
   recallReply,
   repairReply,
   replyTo,
-  UNCLEAR_REPLY,
   visibleText,
 } from './replies.ts';
-import { SameSpeech } from './same-speech.ts';
 import { seededDraw } from './seeded-draw.ts';
 import { Utterance, type UtteranceRole, type UtteranceSpec } from './utterance.ts';
 
@@ -105,22 +103,31 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
   private parkAnswerId: string | null = null;
   private awaitingCityFor: 'weather' | 'time' | null = null;
   private utteranceCount = 0;
-  private readonly recognition: UtteranceRecognition | null;
-  /** The burst being heard cut the assistant off: its words are read as what the user wanted instead. */
-  private cutBySpeech = false;
-  /** The last burst judged was background, or carried on through by the head: its words are not acted on. */
-  private backgroundBurst = false;
-  private readonly sameSpeech = new SameSpeech();
-  private stepAtMs = 0;
-  /** A fragment held while the user may go on after a pause. */
-  private readonly pause = new MidTurnHold();
+  /** The words it hears itself (heard-speech.ts), when it has a recogniser. */
+  private readonly hearing: HeardSpeech | null;
 
   constructor(private readonly options: DialogueSessionOptions) {
     super(options);
     this.voiceName = options.voice ?? 'en-us';
     this.draw = seededDraw(`${options.sessionId}#${options.incarnation}`);
-    this.recognition = options.recognise ? new UtteranceRecognition({ open: options.recognise }) : null;
-    this.wordSource = this.recognition;
+    const recognition = options.recognise ? new UtteranceRecognition({ open: options.recognise }) : null;
+    this.wordSource = recognition;
+    this.hearing =
+      recognition === null
+        ? null
+        : new HeardSpeech(recognition, this.voice, {
+            speaking: () => this.speaking,
+            headJudges: () => this.headJudges,
+            awaitsAnswer: () => this.awaitingCityFor !== null || this.offeredPlanId !== null,
+            stop: (verdict) => this.stop(verdict),
+            transcripts: this.transcripts,
+            hear: (text) => this.hear(text),
+            heardCut: (text) => {
+              this.entries.push({ role: 'user', text });
+              this.handleOverlap(text);
+            },
+            say: (spec) => this.enqueue(spec),
+          });
     this.restore(options.history ?? [], options.parked);
   }
 
@@ -162,98 +169,17 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     super.close();
     this.entries.closed = true;
     this.queue = [];
-    void this.recognition?.close();
+    void this.hearing?.close();
   }
 
   // ---- hearing words -----------------------------------------------------------------------------
 
-  /** The step's audio goes to the recogniser; early stop words cut in; recognised utterances are heard. */
   protected override perceived(plan: DialogueStepPlan, voice: VoiceUpdate, wasInSpeech: boolean): void {
-    const rec = this.recognition;
-    if (!rec) return;
-    this.stepAtMs = plan.request.atMs;
-    if (plan.texts.length > 0) plan.texts = this.sameSpeech.keepTexts(plan.texts, this.stepAtMs);
-    if (!wasInSpeech && this.voice.inSpeech) this.backgroundBurst = false;
-    const speechInStep = wasInSpeech || this.voice.inSpeech || voice.milestones.some((m) => m.at === 'ended');
-    const audio = plan.audio.map((pcm, i) => ({ seq: plan.audioSeqs[i] ?? 0, pcm }));
-    rec.feed(audio, speechInStep, this.voice.inSpeech);
-    const burst = this.voice.activeBurst;
-    if (!this.headJudges && this.speaking && stopsEarly(burst, rec.partial, this.voice.foregroundDb)) {
-      this.voice.claimFloor();
-      this.voice.learnLevel(burst.levelDb);
-      this.cutBySpeech = true;
-      this.stop({ action: 'discard', cause: 'interruption', cancelsWork: false });
-    }
-    for (const u of rec.takeFinals()) this.heardSpeech(u);
-    // The user went on: the held words wait for the final of what they are saying now.
-    const due = this.pause.due(this.stepAtMs, this.voice.inSpeech);
-    if (due !== null) this.answerHeard(due);
+    this.hearing?.perceived(plan, voice, wasInSpeech);
   }
 
   protected override judged(_burst: Burst, verdict: Interruption): void {
-    if (verdict.cause === 'background' || (this.headJudges && verdict.action === 'continue'))
-      this.backgroundBurst = true;
-    else if (verdict.action !== 'continue' && this.speaking) this.cutBySpeech = true;
-  }
-
-  /** A recognised utterance: reported as a transcript, and acted on like typed text when it is sure. */
-  private heardSpeech(u: RecognisedUtterance): void {
-    const { final } = u;
-    const text = final.text.trim();
-    const cut = this.cutBySpeech;
-    this.cutBySpeech = false;
-    const passedOver = this.backgroundBurst || (this.speaking && !cut && readOverlap(text) === 'backchannel');
-    this.transcripts.push({
-      text,
-      confidence: final.confidence,
-      inGrammar: final.inGrammar,
-      addressed: !passedOver,
-      audio: { fromInputSeq: u.fromInputSeq, toInputSeq: u.toInputSeq, durationMs: final.audioMs },
-    });
-    if (text === '' || this.backgroundBurst) return;
-    // The client already sent this speech's words as text.
-    if (this.sameSpeech.textCameFirst(this.stepAtMs)) return;
-    // A grammar maps any speech onto itself: low-confidence words are not forced onto a command.
-    const words = final.inGrammar ? text : '';
-    const held = this.pause.take();
-    const joined = held === null ? words : `${held} ${words}`.trim();
-    // Not a whole request yet and nothing else going on: the user may only be pausing mid-turn.
-    if (held === null && !cut && !this.speaking && this.mayGoOn(joined)) {
-      this.pause.hold(joined, this.stepAtMs);
-      return;
-    }
-    if (cut && !this.speaking && joined !== '') {
-      this.sameSpeech.actedOn(joined, this.stepAtMs);
-      this.entries.push({ role: 'user', text: joined });
-      this.handleOverlap(joined);
-      return;
-    }
-    this.answerHeard(joined);
-  }
-
-  /** What the user said, acted on like typed text ('' = words the grammar did not fit). */
-  private answerHeard(text: string): void {
-    if (text === '') {
-      if (!this.speaking) this.enqueue({ text: UNCLEAR_REPLY, role: 'other' });
-      return;
-    }
-    this.sameSpeech.actedOn(text, this.stepAtMs);
-    this.hear(text);
-  }
-
-  /**
-   * Whether spoken words (or '' for words the grammar did not fit) may be the first part of a
-   * request the user goes on with after a pause: not a request the model can act on, not a
-   * backchannel, cancel or stop, and no question of the model's waits for an answer.
-   */
-  private mayGoOn(text: string): boolean {
-    if (this.awaitingCityFor !== null || this.offeredPlanId !== null) return false;
-    if (text === '') return true;
-    // A correction ("no, Dublin") when nothing is being said is heard like any request (`hear`).
-    const reading = readOverlap(text);
-    if (reading !== 'other' && reading !== 'correction') return false;
-    const kind = understandRequest(text).kind;
-    return kind === 'unknown' || kind === 'missing_city';
+    this.hearing?.judged(verdict);
   }
 
   protected nextUtterance(): Utterance | null {

@@ -1,5 +1,5 @@
 import type { OutputStep, SpokenSegment } from '@venus/protocol';
-import type { SpokenUtterance } from '../duplex-dialogue/duplex-dialogue.ts';
+import type { SpokenUtterance } from '../duplex-dialogue/speech-pacing.ts';
 import type { RequestIntent } from './intents.ts';
 import { visibleText } from './replies.ts';
 

@@ -1,5 +1,5 @@
 import { type SpokenSegment, stripReservedTags, type VenusError } from '@venus/protocol';
-import type { SpokenUtterance } from '../../duplex-dialogue/duplex-dialogue.ts';
+import type { SpokenUtterance } from '../../duplex-dialogue/speech-pacing.ts';
 import { DelegateParser } from '../../session-host/delegate-parser.ts';
 import { SentenceSplitter } from './sentence-splitter.ts';
 
