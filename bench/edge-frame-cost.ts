@@ -1,19 +1,10 @@
-import {
-  bytesToPcm,
-  decodeEdgeToWorkerFrame,
-  decodeWorkerToEdgeFrame,
-  type EdgeToWorkerFrame,
-  encodeRelayFrame,
-  SessionConfigSchema,
-  type WorkerLink,
-  type WorkerToEdgeFrame,
-} from '@venus/protocol';
+import { bytesToPcm, SessionConfigSchema } from '@venus/protocol';
 import { AudioDelta } from '../edge/src/audio/audio-delta.ts';
 import { serverEventJson, type TypedRealtimeTransport } from '../edge/src/realtime/event-json.ts';
 import { RealtimeConnection } from '../edge/src/realtime/realtime-connection.ts';
 import type { RealtimeTransport } from '../edge/src/realtime/realtime-transport.ts';
-import { EchoFrameHost } from './support/echo-frame-host.ts';
 import { APPEND_MESSAGE, FRAME_SAMPLES_24K, SESSION_UPDATE_MESSAGE, toneBase64 } from './support/echo-wire.ts';
+import { inProcessEchoLink } from './support/in-process-echo-link.ts';
 
 export interface EdgeFrameCost {
   /** JavaScript time per echoed frame on the edge: parse, base64, resample, relay encode, relay decode, events out. */
@@ -39,30 +30,8 @@ export interface EdgeFrameCost {
  *   const webrtc = runEdgeFrameCost(30_000, { typed: true });
  */
 export function runEdgeFrameCost(frames: number, options: { typed?: boolean } = {}): EdgeFrameCost {
-  const host = new EchoFrameHost();
-  const listeners = new Map<string, (frame: WorkerToEdgeFrame) => void>();
-  let workerUs = 0;
-  host.onFrame((frame) => {
-    const started = performance.now();
-    const bytes = encodeRelayFrame(frame);
-    workerUs += (performance.now() - started) * 1000;
-    const decoded = decodeWorkerToEdgeFrame(bytes);
-    if (decoded.ok) listeners.get(frame.session)?.(decoded.frame);
-  });
-  const link: WorkerLink = {
-    send(frame: EdgeToWorkerFrame) {
-      const bytes = encodeRelayFrame(frame);
-      const started = performance.now();
-      const decoded = decodeEdgeToWorkerFrame(bytes);
-      workerUs += (performance.now() - started) * 1000;
-      if (decoded.ok) host.handleFrame(decoded.frame);
-    },
-    onFrame(session, listener) {
-      listeners.set(session, listener);
-      return () => listeners.delete(session);
-    },
-    close: async () => {},
-  };
+  const half = { us: 0 };
+  const link = inProcessEchoLink(half);
   let messages = 0;
   let bytes = 0;
   let samples = 0;
@@ -97,7 +66,7 @@ export function runEdgeFrameCost(frames: number, options: { typed?: boolean } = 
   for (let i = 0; i < Math.min(5_000, frames); i++) frame();
   messages = 0;
   bytes = 0;
-  workerUs = 0;
+  half.us = 0;
   samples = 0;
   const started = performance.now();
   for (let i = 0; i < frames; i++) frame();
@@ -105,7 +74,7 @@ export function runEdgeFrameCost(frames: number, options: { typed?: boolean } = 
   connection.handleClose(1000);
   if (options.typed && samples !== frames * FRAME_SAMPLES_24K) throw new Error('the typed sink missed echoed audio');
   return {
-    edgeUs: (totalUs - workerUs) / frames,
+    edgeUs: (totalUs - half.us) / frames,
     messagesPerFrame: messages / frames,
     bytesPerFrame: bytes / frames,
   };

@@ -3,6 +3,7 @@ import { WebSocketWorkerLink } from '../edge/src/relay/index.ts';
 import { serveBareEcho } from './support/bare-echo-server.ts';
 import { BenchChild, sleep } from './support/child-lines.ts';
 import { CpuSampler } from './support/cpu-sampler.ts';
+import { inProcessEchoLink } from './support/in-process-echo-link.ts';
 import type { LoadClientOptions, StreamResult } from './support/load-client.ts';
 
 export interface RelayOverheadOptions {
@@ -55,13 +56,7 @@ export interface RelayOverheadResult {
  *   console.log(r.addedP99Ms, r.cpuPerStreamPct);
  */
 export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOverheadResult> {
-  const bare = await serveBareEcho();
-  let baseline: ServerSide;
-  try {
-    baseline = await measure(bare.url, o);
-  } finally {
-    await bare.close();
-  }
+  const baseline = await measureBare(o);
 
   const worker = BenchChild.spawn({ entry: 'bench/support/echo-worker.ts', options: {}, fdLimit: 4096 });
   const ready = await worker.next('ready', 60_000);
@@ -111,6 +106,63 @@ export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOv
     slowConsumerDrops,
     linkDisconnects,
   };
+}
+
+/** The edge's client side alone: the same load, the worker's echo host in the edge's process. */
+export interface InProcessEdgeResult {
+  sessions: number;
+  baseline: ServerSide;
+  edge: ServerSide;
+  /** Edge CPU per echo, µs, less what the link timed as the worker's half (its codec). */
+  cpuPerEchoUs: number;
+  /** The part of the edge's CPU the link timed as the worker's half, µs per echo. */
+  workerHalfUs: number;
+}
+
+/**
+ * The relay benchmark without the relay socket: `serveEdgeNode` on an in-process link to the echo
+ * host (support/in-process-echo-link.ts; frames still go through the msgpack codec both ways), paired
+ * with a bare-server run right before it. Set beside runRelayOverhead it says how much of the edge's
+ * CPU per echo is the relay hop (its socket, its second process) and how much is the client side:
+ * the client's WebSocket, JSON, base64, resampling and the events out.
+ *
+ * @example
+ *   const r = await runEdgeInProcess({ sessions: 100, warmupS: 2, measureS: 8 });
+ *   console.log(r.cpuPerEchoUs / (r.baseline.serverCpuUs / r.baseline.client.echoes));
+ */
+export async function runEdgeInProcess(o: RelayOverheadOptions): Promise<InProcessEdgeResult> {
+  const baseline = await measureBare(o);
+  const half = { us: 0 };
+  const edge = await serveEdgeNode({ link: inProcessEchoLink(half), port: 0 });
+  let measured: ServerSide;
+  let halfInWindowUs: number;
+  try {
+    const halfAt = new CpuSampler(() => half.us);
+    measured = await measure(`${edge.url.replace(/^http/, 'ws')}/v1/realtime`, o);
+    halfInWindowUs = halfAt.between(measured.client.windowFromEpochMs, measured.client.windowToEpochMs);
+    halfAt.stop();
+  } finally {
+    await edge.close();
+  }
+  const echoes = Math.max(1, measured.client.echoes);
+  const workerHalfUs = halfInWindowUs / echoes;
+  return {
+    sessions: o.sessions,
+    baseline,
+    edge: measured,
+    cpuPerEchoUs: measured.serverCpuUs / echoes - workerHalfUs,
+    workerHalfUs,
+  };
+}
+
+/** The baseline: the same load against a bare `ws` echo server. */
+async function measureBare(o: RelayOverheadOptions): Promise<ServerSide> {
+  const bare = await serveBareEcho();
+  try {
+    return await measure(bare.url, o);
+  } finally {
+    await bare.close();
+  }
 }
 
 /** Runs the load client against `url` and reads this process's CPU over the client's measuring window. */

@@ -9,7 +9,7 @@ import { runIdleConnections } from './idle-connections.ts';
 import { runMemoryLoad } from './memory-load.ts';
 import { perceptionSection } from './perception-section.ts';
 import { runRecogniserCost, runRecogniserRealtime } from './recogniser-cost.ts';
-import { runRelayOverhead } from './relay-overhead.ts';
+import { runEdgeInProcess, runRelayOverhead } from './relay-overhead.ts';
 import { fmt, table } from './report.ts';
 import { DURABLE_OBJECT_RATES, workersSessionCost } from './support/workers-cost.ts';
 import { telephonySection } from './telephony.ts';
@@ -197,6 +197,17 @@ if (want('relay')) {
       notes.push(
         `${sessions} sessions, edge / bare CPU per echo over ${runs.length} interleaved runs: ` +
           `${runs.map((x) => `${ratioOf(x).toFixed(2)}×`).join(', ')} (the median run is in the table).`,
+      );
+    }
+    if (sessions === 100) {
+      // The same load with the echo host inside the edge's process: the relay hop's share apart.
+      const inProcess = await runEdgeInProcess({ sessions, warmupS: quick ? 1 : 2, measureS: quick ? 3 : 8 });
+      const bareUs = inProcess.baseline.serverCpuUs / Math.max(1, inProcess.baseline.client.echoes);
+      notes.push(
+        `${sessions} sessions, no relay socket (the echo host in the edge's process, frames still through the msgpack codec; ` +
+          `the worker's codec half, ${fmt(inProcess.workerHalfUs)} µs, left out): edge ${fmt(inProcess.cpuPerEchoUs)} µs per echo ` +
+          `against the bare server's ${fmt(bareUs)} µs in the run right before (${(inProcess.cpuPerEchoUs / bareUs).toFixed(2)}×). ` +
+          'The difference from the table is what the relay hop costs the edge.',
       );
     }
     const { baseline: bare, edge } = r;

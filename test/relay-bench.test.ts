@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { runEdgeFrameCost } from '../bench/edge-frame-cost.ts';
-import { runRelayOverhead } from '../bench/relay-overhead.ts';
+import { runEdgeInProcess, runRelayOverhead, type ServerSide } from '../bench/relay-overhead.ts';
+
+/** Every session opened, every frame sent came back in order, nothing failed, and CPU was read. */
+function expectEveryFrameEchoed(side: ServerSide, sessions: number): void {
+  expect(side.client.opened).toBe(sessions);
+  expect(side.client.framesSent).toBeGreaterThan(0);
+  expect(side.client.echoes).toBe(side.client.framesSent);
+  expect(side.client.outOfOrder).toBe(0);
+  expect(side.client.errors).toBe(0);
+  expect(side.client.unexpectedCloses).toBe(0);
+  expect(side.serverCpuUs).toBeGreaterThan(0);
+}
 
 // The relay benchmark measures by counting echoes: it has to see every frame come back, in order,
 // through both the bare server and the real edge -> relay -> worker path. A few sessions for a
@@ -8,18 +19,18 @@ import { runRelayOverhead } from '../bench/relay-overhead.ts';
 describe('relay overhead benchmark (smoke)', () => {
   it('gets every frame echoed in order through the bare server and through edge + relay + worker', async () => {
     const r = await runRelayOverhead({ sessions: 4, warmupS: 0.5, measureS: 1.5 });
-    for (const side of [r.baseline, r.edge]) {
-      expect(side.client.opened).toBe(4);
-      expect(side.client.framesSent).toBeGreaterThan(0);
-      expect(side.client.echoes).toBe(side.client.framesSent);
-      expect(side.client.outOfOrder).toBe(0);
-      expect(side.client.errors).toBe(0);
-      expect(side.client.unexpectedCloses).toBe(0);
-      expect(side.serverCpuUs).toBeGreaterThan(0);
-    }
+    for (const side of [r.baseline, r.edge]) expectEveryFrameEchoed(side, 4);
     expect(r.workerCpuPct).toBeGreaterThan(0);
     expect(r.linkDrops + r.slowConsumerDrops).toBe(0);
     expect(r.linkDisconnects).toEqual([]);
+  }, 90_000);
+
+  it('measures the client side alone: every frame echoed in order with the echo host in the edge process', async () => {
+    const r = await runEdgeInProcess({ sessions: 3, warmupS: 0.5, measureS: 1 });
+    for (const side of [r.baseline, r.edge]) expectEveryFrameEchoed(side, 3);
+    // The worker's codec half was timed inside the window and left out of the edge's figure.
+    expect(r.workerHalfUs).toBeGreaterThan(0);
+    expect(r.cpuPerEchoUs).toBeLessThan(r.edge.serverCpuUs / r.edge.client.echoes);
   }, 90_000);
 
   it('times the edge alone on the same frames: a GA client gets one event per frame, its audio delta', () => {

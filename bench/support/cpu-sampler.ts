@@ -1,17 +1,17 @@
 import { performance } from 'node:perf_hooks';
 
 /**
- * This process's CPU time, sampled every 50 ms against the wall clock. A swamped event loop runs
- * late, so the samples are read by time and interpolated rather than taken when the client says so.
+ * This process's CPU time (or another running total in µs, `read`), sampled every 50 ms against the
+ * wall clock. A swamped event loop runs late, so the samples are read by time and interpolated
+ * rather than taken when the client says so.
  */
 export class CpuSampler {
   readonly #samples: { at: number; us: number }[] = [];
   readonly #timer: ReturnType<typeof setInterval>;
 
-  constructor() {
+  constructor(read: () => number = processCpuUs) {
     const sample = () => {
-      const { user, system } = process.cpuUsage();
-      this.#samples.push({ at: performance.timeOrigin + performance.now(), us: user + system });
+      this.#samples.push({ at: performance.timeOrigin + performance.now(), us: read() });
     };
     sample();
     this.#timer = setInterval(sample, 50);
@@ -34,4 +34,9 @@ export class CpuSampler {
     const b = samples[after]!;
     return a.us + ((b.us - a.us) * (epochMs - a.at)) / (b.at - a.at);
   }
+}
+
+function processCpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
 }
