@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { evaluateSpokenDelegation, type SpokenDelegationRun } from './evaluate.ts';
 import { renderReport } from './report.ts';
-import { DEFAULT_MIX } from './requests.ts';
+import { DEFAULT_MIX, type SpokenRequest, speakerName } from './requests.ts';
 import { scoreGroup } from './score.ts';
 
 /**
@@ -17,6 +17,8 @@ import { scoreGroup } from './score.ts';
  *   --report FILE     where the report goes (default eval/spoken-delegation/REPORT.md)
  *   --out DIR         where results.json goes (default out/spoken-delegation)
  *   --render-only     no run: rewrite the report from DIR/results.json (after editing findings.md)
+ *   --voices RE       only the voices whose name matches this regular expression, e.g. 'f3|en-gb'
+ *                     (quick experiments; give --report and --out elsewhere so REPORT.md stays whole)
  */
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     report: { type: 'string', default: join(here, 'REPORT.md') },
     out: { type: 'string', default: 'out/spoken-delegation' },
     'render-only': { type: 'boolean', default: false },
+    voices: { type: 'string' },
   },
 });
 
@@ -43,11 +46,17 @@ const mix =
         calculation: Math.max(0, perVoice - Math.ceil(perVoice / 2) - Math.round(perVoice / 3)),
       };
 
+function voiceFilter(pattern: string): (request: SpokenRequest) => boolean {
+  const re = new RegExp(pattern);
+  return (request) => re.test(speakerName(request.speaker));
+}
+
 const run: SpokenDelegationRun = values['render-only']
   ? (JSON.parse(readFileSync(join(values.out, 'results.json'), 'utf8')) as SpokenDelegationRun)
   : await evaluateSpokenDelegation({
       seed: values.seed,
       mix,
+      ...(values.voices === undefined ? {} : { only: voiceFilter(values.voices) }),
       onTrial: (t, done, total) => {
         const mark = t.verdict === 'right' ? 'ok ' : 'XX ';
         console.log(
