@@ -5,6 +5,7 @@ import { BenchChild, sleep } from './support/child-lines.ts';
 import { CpuSampler } from './support/cpu-sampler.ts';
 import { inProcessEchoLink } from './support/in-process-echo-link.ts';
 import type { LoadClientOptions, StreamResult } from './support/load-client.ts';
+import { serveProtocolEcho } from './support/protocol-echo-server.ts';
 
 export interface RelayOverheadOptions {
   /** Concurrent streaming sessions, each sending 50 frames/s. */
@@ -112,6 +113,8 @@ export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOv
 export interface InProcessEdgeResult {
   sessions: number;
   baseline: ServerSide;
+  /** A bare server that does the OpenAI protocol's own work per frame (support/protocol-echo-server.ts). */
+  protocolFloor: ServerSide;
   edge: ServerSide;
   /** Edge CPU per echo, µs, less what the link timed as the worker's half (its codec). */
   cpuPerEchoUs: number;
@@ -122,9 +125,10 @@ export interface InProcessEdgeResult {
 /**
  * The relay benchmark without the relay socket: `serveEdgeNode` on an in-process link to the echo
  * host (support/in-process-echo-link.ts; frames still go through the msgpack codec both ways), paired
- * with a bare-server run right before it. Set beside runRelayOverhead it says how much of the edge's
- * CPU per echo is the relay hop (its socket, its second process) and how much is the client side:
- * the client's WebSocket, JSON, base64, resampling and the events out.
+ * with a bare-server run and a protocol-floor run right before it (a bare server that parses each
+ * append and answers with its audio as a delta, base64 both ways). Set beside runRelayOverhead it
+ * says how much of the edge's CPU per echo is the relay hop (its socket, its second process), how
+ * much the OpenAI protocol itself costs any server, and how much the edge's session adds.
  *
  * @example
  *   const r = await runEdgeInProcess({ sessions: 100, warmupS: 2, measureS: 8 });
@@ -132,6 +136,13 @@ export interface InProcessEdgeResult {
  */
 export async function runEdgeInProcess(o: RelayOverheadOptions): Promise<InProcessEdgeResult> {
   const baseline = await measureBare(o);
+  const floorServer = await serveProtocolEcho();
+  let protocolFloor: ServerSide;
+  try {
+    protocolFloor = await measure(floorServer.url, o);
+  } finally {
+    await floorServer.close();
+  }
   const half = { us: 0 };
   const edge = await serveEdgeNode({ link: inProcessEchoLink(half), port: 0 });
   let measured: ServerSide;
@@ -149,6 +160,7 @@ export async function runEdgeInProcess(o: RelayOverheadOptions): Promise<InProce
   return {
     sessions: o.sessions,
     baseline,
+    protocolFloor,
     edge: measured,
     cpuPerEchoUs: measured.serverCpuUs / echoes - workerHalfUs,
     workerHalfUs,

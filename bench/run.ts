@@ -203,6 +203,13 @@ if (want('relay')) {
       // The same load with the echo host inside the edge's process: the relay hop's share apart.
       const inProcess = await runEdgeInProcess({ sessions, warmupS: quick ? 1 : 2, measureS: quick ? 3 : 8 });
       const bareUs = inProcess.baseline.serverCpuUs / Math.max(1, inProcess.baseline.client.echoes);
+      const floor = inProcess.protocolFloor;
+      const floorUs = floor.serverCpuUs / Math.max(1, floor.client.echoes);
+      notes.push(
+        `${sessions} sessions, the OpenAI protocol's own floor (a bare ws server that parses each append and answers with its ` +
+          `audio as a response.output_audio.delta, base64 both ways): ${fmt(floorUs)} µs per echo, ` +
+          `${(floorUs / bareUs).toFixed(2)}× the bare server's.`,
+      );
       notes.push(
         `${sessions} sessions, no relay socket (the echo host in the edge's process, frames still through the msgpack codec; ` +
           `the worker's codec half, ${fmt(inProcess.workerHalfUs)} µs, left out): edge ${fmt(inProcess.cpuPerEchoUs)} µs per echo ` +

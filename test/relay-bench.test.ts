@@ -25,9 +25,9 @@ describe('relay overhead benchmark (smoke)', () => {
     expect(r.linkDisconnects).toEqual([]);
   }, 90_000);
 
-  it('measures the client side alone: every frame echoed in order with the echo host in the edge process', async () => {
+  it('measures the client side alone and the protocol floor: every frame echoed in order', async () => {
     const r = await runEdgeInProcess({ sessions: 3, warmupS: 0.5, measureS: 1 });
-    for (const side of [r.baseline, r.edge]) expectEveryFrameEchoed(side, 3);
+    for (const side of [r.baseline, r.protocolFloor, r.edge]) expectEveryFrameEchoed(side, 3);
     // The worker's codec half was timed inside the window and left out of the edge's figure.
     expect(r.workerHalfUs).toBeGreaterThan(0);
     expect(r.cpuPerEchoUs).toBeLessThan(r.edge.serverCpuUs / r.edge.client.echoes);

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { FRAME_MS, isAppend } from './echo-wire.ts';
 
 export interface BareEchoServer {
@@ -8,7 +8,7 @@ export interface BareEchoServer {
   close(): Promise<void>;
 }
 
-const ID = '0123456789abcdef01234567';
+export const ID = '0123456789abcdef01234567';
 
 /**
  * The baseline of the relay benchmark: a bare `ws` echo server on loopback that answers each message
@@ -23,14 +23,8 @@ const ID = '0123456789abcdef01234567';
  *   await bare.close();
  */
 export async function serveBareEcho(): Promise<BareEchoServer> {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
-  await new Promise<void>((resolve, reject) => {
-    wss.once('listening', resolve);
-    wss.once('error', reject);
-  });
-  wss.on('connection', (socket) => {
+  return serveOnLoopback((socket) => {
     let frames = 0;
-    socket.send(JSON.stringify({ type: 'session.created', event_id: `event_${ID}`, session: { id: `sess_${ID}` } }));
     socket.on('message', (data: Buffer) => {
       if (!isAppend(data)) return;
       const n = frames++;
@@ -45,6 +39,22 @@ export async function serveBareEcho(): Promise<BareEchoServer> {
       };
       socket.send(JSON.stringify({ event_id: `event_${ID}`, type: 'venus.timeline', event }));
     });
+  });
+}
+
+/**
+ * A `ws` server on a free loopback port (no compression). Each socket is greeted with a
+ * `session.created`, as the edge greets it, then handed to `onConnection`.
+ */
+export async function serveOnLoopback(onConnection: (socket: WebSocket) => void): Promise<BareEchoServer> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  await new Promise<void>((resolve, reject) => {
+    wss.once('listening', resolve);
+    wss.once('error', reject);
+  });
+  wss.on('connection', (socket) => {
+    socket.send(JSON.stringify({ type: 'session.created', event_id: `event_${ID}`, session: { id: `sess_${ID}` } }));
+    onConnection(socket);
   });
   const { port } = wss.address() as AddressInfo;
   return {
