@@ -283,8 +283,8 @@ if (want('relay')) {
   print(
     `edge JavaScript per echoed frame, no sockets (parse, base64, resample, relay codec, events out): ` +
       `${fmt(cost.edgeUs)} µs, ${fmt(cost.messagesPerFrame)} messages and ${fmt(cost.bytesPerFrame)} bytes to the client; ` +
-      'the rest of the edge CPU per echo above is WebSocket framing and socket I/O (a read and a write on the client socket per echo, ' +
-      "as the bare server's, plus the relay's, one message each way per event-loop turn) and what a loaded process pays beyond a tight loop (GC, caches).",
+      "the client socket's framing and I/O are the bare server's (see the protocol floor above); the rest of the edge CPU per echo " +
+      'is the relay hop and what a loaded process pays for this JavaScript beyond a tight loop (GC, caches, event-loop turns).',
   );
   const typed = runEdgeFrameCost(quick ? 10_000 : 30_000, { typed: true });
   print(
