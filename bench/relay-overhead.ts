@@ -1,6 +1,6 @@
 import { serveEdgeNode } from '@venus/edge';
 import { WebSocketWorkerLink } from '../edge/src/relay/index.ts';
-import { serveBareEcho } from './support/bare-echo-server.ts';
+import { type BareEchoServer, serveBareEcho } from './support/bare-echo-server.ts';
 import { BenchChild, sleep } from './support/child-lines.ts';
 import { CpuSampler } from './support/cpu-sampler.ts';
 import { inProcessEchoLink } from './support/in-process-echo-link.ts';
@@ -21,6 +21,8 @@ export interface ServerSide {
   serverCpuPct: number;
   /** The same as CPU time, µs. */
   serverCpuUs: number;
+  /** CPU time per echo the client received in the window, µs (NaN when none came back). */
+  cpuPerEchoUs: number;
 }
 
 export interface RelayOverheadResult {
@@ -57,7 +59,7 @@ export interface RelayOverheadResult {
  *   console.log(r.addedP99Ms, r.cpuPerStreamPct);
  */
 export async function runRelayOverhead(o: RelayOverheadOptions): Promise<RelayOverheadResult> {
-  const baseline = await measureBare(o);
+  const baseline = await measureServer(serveBareEcho, o);
 
   const worker = BenchChild.spawn({ entry: 'bench/support/echo-worker.ts', options: {}, fdLimit: 4096 });
   const ready = await worker.next('ready', 60_000);
@@ -132,27 +134,21 @@ export interface InProcessEdgeResult {
  *
  * @example
  *   const r = await runEdgeInProcess({ sessions: 100, warmupS: 2, measureS: 8 });
- *   console.log(r.cpuPerEchoUs / (r.baseline.serverCpuUs / r.baseline.client.echoes));
+ *   console.log(r.cpuPerEchoUs / r.baseline.cpuPerEchoUs);
  */
 export async function runEdgeInProcess(o: RelayOverheadOptions): Promise<InProcessEdgeResult> {
-  const baseline = await measureBare(o);
-  const floorServer = await serveProtocolEcho();
-  let protocolFloor: ServerSide;
-  try {
-    protocolFloor = await measure(floorServer.url, o);
-  } finally {
-    await floorServer.close();
-  }
+  const baseline = await measureServer(serveBareEcho, o);
+  const protocolFloor = await measureServer(serveProtocolEcho, o);
   const half = { us: 0 };
   const edge = await serveEdgeNode({ link: inProcessEchoLink(half), port: 0 });
+  const halfAt = new CpuSampler(() => half.us);
   let measured: ServerSide;
   let halfInWindowUs: number;
   try {
-    const halfAt = new CpuSampler(() => half.us);
     measured = await measure(`${edge.url.replace(/^http/, 'ws')}/v1/realtime`, o);
     halfInWindowUs = halfAt.between(measured.client.windowFromEpochMs, measured.client.windowToEpochMs);
-    halfAt.stop();
   } finally {
+    halfAt.stop();
     await edge.close();
   }
   const echoes = Math.max(1, measured.client.echoes);
@@ -167,13 +163,13 @@ export async function runEdgeInProcess(o: RelayOverheadOptions): Promise<InProce
   };
 }
 
-/** The baseline: the same load against a bare `ws` echo server. */
-async function measureBare(o: RelayOverheadOptions): Promise<ServerSide> {
-  const bare = await serveBareEcho();
+/** The same load against a baseline server (the bare echo, the protocol floor), started and closed around it. */
+async function measureServer(serve: () => Promise<BareEchoServer>, o: RelayOverheadOptions): Promise<ServerSide> {
+  const server = await serve();
   try {
-    return await measure(bare.url, o);
+    return await measure(server.url, o);
   } finally {
-    await bare.close();
+    await server.close();
   }
 }
 
@@ -199,7 +195,12 @@ async function measure(url: string, o: RelayOverheadOptions): Promise<ServerSide
     const client = result as unknown as StreamResult;
     const cpuUs = cpu.between(client.windowFromEpochMs, client.windowToEpochMs);
     const wallMs = client.windowToEpochMs - client.windowFromEpochMs;
-    return { client, serverCpuPct: (cpuUs / 1000 / wallMs) * 100, serverCpuUs: cpuUs };
+    return {
+      client,
+      serverCpuPct: (cpuUs / 1000 / wallMs) * 100,
+      serverCpuUs: cpuUs,
+      cpuPerEchoUs: client.echoes === 0 ? Number.NaN : cpuUs / client.echoes,
+    };
   } finally {
     cpu.stop();
     await child.stop();

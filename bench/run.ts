@@ -190,7 +190,7 @@ if (want('relay')) {
     const ratioOf = (x: (typeof runs)[number]): number =>
       x.edge.client.echoes === 0 || x.baseline.client.echoes === 0 || x.baseline.serverCpuUs === 0
         ? Number.NaN
-        : x.cpuPerEchoUs / (x.baseline.serverCpuUs / x.baseline.client.echoes);
+        : x.cpuPerEchoUs / x.baseline.cpuPerEchoUs;
     const byRatio = [...runs].sort((a, b) => ratioOf(a) - ratioOf(b));
     const r = byRatio[Math.floor(byRatio.length / 2)]!;
     if (runs.length > 1) {
@@ -202,9 +202,8 @@ if (want('relay')) {
     if (sessions === 100) {
       // The same load with the echo host inside the edge's process: the relay hop's share apart.
       const inProcess = await runEdgeInProcess({ sessions, warmupS: quick ? 1 : 2, measureS: quick ? 3 : 8 });
-      const bareUs = inProcess.baseline.serverCpuUs / Math.max(1, inProcess.baseline.client.echoes);
-      const floor = inProcess.protocolFloor;
-      const floorUs = floor.serverCpuUs / Math.max(1, floor.client.echoes);
+      const bareUs = inProcess.baseline.cpuPerEchoUs;
+      const floorUs = inProcess.protocolFloor.cpuPerEchoUs;
       notes.push(
         `${sessions} sessions, the OpenAI protocol's own floor (a bare ws server that parses each append and answers with its ` +
           `audio as a response.output_audio.delta, base64 both ways): ${fmt(floorUs)} µs per echo, ` +
@@ -232,12 +231,12 @@ if (want('relay')) {
       'edge CPU % core': edge.serverCpuPct,
       'edge CPU/stream % core': r.cpuPerStreamPct,
       'edge CPU µs/echo': edge.client.echoes === 0 ? 'n/a' : r.cpuPerEchoUs,
-      'bare ws CPU µs/echo': bare.client.echoes === 0 ? 'n/a' : bare.serverCpuUs / bare.client.echoes,
+      'bare ws CPU µs/echo': bare.client.echoes === 0 ? 'n/a' : bare.cpuPerEchoUs,
       // The relay target as a ratio this machine can measure: ≤ 2× the bare server's CPU per echo.
       'edge / bare CPU per echo':
         edge.client.echoes === 0 || bare.client.echoes === 0 || bare.serverCpuUs === 0
           ? 'n/a'
-          : `${(r.cpuPerEchoUs / (bare.serverCpuUs / bare.client.echoes)).toFixed(2)}×`,
+          : `${(r.cpuPerEchoUs / bare.cpuPerEchoUs).toFixed(2)}×`,
       'worker CPU % core': r.workerCpuPct,
       'client CPU % core': edge.client.clientCpuPct,
       'errors + drops': edge.client.errors + r.linkDrops + r.slowConsumerDrops + edge.client.unexpectedCloses,
