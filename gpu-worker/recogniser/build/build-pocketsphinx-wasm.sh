@@ -44,6 +44,10 @@ cd "$work"
 apt-get source -qq --download-only "sphinxbase=$SPHINXBASE_VERSION" "pocketsphinx=$POCKETSPHINX_VERSION" 2>/dev/null
 dpkg-source -q -x sphinxbase_*.dsc sphinxbase
 dpkg-source -q -x pocketsphinx_*.dsc pocketsphinx
+# Our patches on top of Debian's (each says what it changes and why).
+for p in "$here"/patches/*.patch; do
+  patch -s -p1 -d pocketsphinx <"$p"
+done
 
 # Debian's patches touch configure.ac / Makefile.am, which would make make rerun aclocal and
 # automake (different versions than the tarball's): mark the generated files as newer.
