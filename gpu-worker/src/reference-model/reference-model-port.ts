@@ -45,9 +45,10 @@ export interface ReferenceModelOptions {
 /**
  * The default perception tick. The head's decision points are 80 ms apart in audio time, but a tick
  * is not aligned with them: at 80 ms a decision point's audio waited 40 ms on average (up to 80) for
- * the next tick. At 40 ms: stop latency p50 0.43 -> 0.36 s at 1000 ms chunks and 0.43 -> 0.33 s at
- * 160 ms (audio only, held-out voices, `npm run train:e2e`), with no change the perception bench
- * could resolve in CPU per session (47.3 against 47.5 ms/s at 16 sessions).
+ * the next tick. Measured on the same 10 interruption dialogues at 1000 ms chunks (audio only,
+ * held-out voices, same code otherwise): stop latency p50 0.41 s at 80 ms, 0.36 s at 40 ms; the
+ * perception bench resolved no change in CPU per session (47.3 against 47.5 ms/s at 16 sessions).
+ * `npm run train:e2e` with it: README, "Audio only: the headline".
  */
 export const DEFAULT_PERCEPTION_TICK_MS = 40;
 

@@ -51,6 +51,7 @@ export function scoreToConfidence(scorePerFrame: number): number {
  * decoding time (55.6 -> 45.8 CPU ms per audio second on 24 eSpeak clips, the same hypotheses on
  * all 24), spoken requests the same within the run-to-run spread (seed 7: 139/160 against 140/160;
  * seed 11, the reported set: 142/160, as before). 1500 cost 3 requests on seed 7, 1000 changed 2 of
- * the 24 clips' hypotheses.
+ * the 24 clips' hypotheses. The shipped overlap head's features (`training/extract.ts`, which uses
+ * these options) were extracted before this setting; it has not been retrained since.
  */
 export const DECODER_OPTIONS = '-beam 1e-60 -pbeam 1e-60 -wbeam 1e-50 -maxhmmpf 2000 -remove_noise no';
