@@ -10,12 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pocketsphinx.h>
+#include <sphinxbase/fe.h>
 
 typedef struct {
   ps_decoder_t *ps;
   cmd_ln_t *config;
   int32 score;
   int in_utt;
+  /* The feature front end of venus_ps_cepstra, made on first use from the decoder's own
+   * configuration (feat.params merged in by ps_init), so its cepstra are the decoder's. */
+  fe_t *fe;
 } venus_ps_t;
 
 /*
@@ -135,8 +139,63 @@ int venus_ps_frames(venus_ps_t *h) { return ps_get_n_frames(h->ps); }
 /* Posterior probability of the hypothesis in log base, where available (needs the lattice). */
 int venus_ps_prob(venus_ps_t *h) { return ps_get_prob(h->ps); }
 
+/*
+ * Cepstra of a piece of audio without decoding it, for a caller that transforms features before the
+ * search (venus_ps_process_cep). `start`: 1 begins a new utterance (the front end's overlap and
+ * voice activity state reset); `last`: 1 flushes the final partial frame. Writes at most
+ * `max_frames` frames of 13 floats to `out`; returns the frames written, negative on error.
+ */
+int venus_ps_cepstra(venus_ps_t *h, const int16 *pcm, int n, int start, int last, float *out, int max_frames) {
+  if (h->fe == NULL) {
+    h->fe = fe_init_auto_r(h->config);
+    if (h->fe == NULL) return -1;
+  }
+  int ceplen = fe_get_output_size(h->fe);
+  if (ceplen != 13) return -2;
+  if (start) fe_start_utt(h->fe);
+  mfcc_t *rows[64];
+  int written = 0;
+  size_t left = (size_t)n;
+  const int16 *at = pcm;
+  while (left > 0) {
+    int32 nfr = max_frames - written;
+    if (nfr <= 0) return -3;
+    if (nfr > 64) nfr = 64;
+    for (int i = 0; i < nfr; i++) rows[i] = out + (size_t)(written + i) * 13;
+    int32 frameidx = 0;
+    size_t before = left;
+    if (fe_process_frames(h->fe, &at, &left, rows, &nfr, &frameidx) < 0) return -1;
+    written += nfr;
+    if (nfr == 0 && left == before) break; /* fewer samples than a frame: kept for the next call */
+  }
+  if (last) {
+    if (written >= max_frames) return -3;
+    int32 nfr = 0;
+    fe_end_utt(h->fe, out + (size_t)written * 13, &nfr);
+    written += nfr;
+  }
+  return written;
+}
+
+/* Searches `n` frames of 13 cepstra (from venus_ps_cepstra, possibly transformed); returns the
+ * frames searched, negative on error. */
+int venus_ps_process_cep(venus_ps_t *h, float *cep, int n) {
+  if (!h->in_utt) return -1;
+  mfcc_t *rows[64];
+  int done = 0;
+  while (done < n) {
+    int k = n - done > 64 ? 64 : n - done;
+    for (int i = 0; i < k; i++) rows[i] = cep + (size_t)(done + i) * 13;
+    int rv = ps_process_cep(h->ps, rows, k, FALSE, FALSE);
+    if (rv < 0) return rv;
+    done += k;
+  }
+  return done;
+}
+
 void venus_ps_close(venus_ps_t *h) {
   if (h == NULL) return;
+  if (h->fe != NULL) fe_free(h->fe);
   if (h->in_utt) ps_end_utt(h->ps);
   ps_free(h->ps);
   cmd_ln_free_r(h->config);

@@ -10,6 +10,7 @@ export const MODEL_DIR = new URL('../../../models/pocketsphinx/', import.meta.ur
 
 interface EmscriptenModule {
   HEAP16: Int16Array;
+  HEAPF32: Float32Array;
   FS: {
     mkdir(path: string): void;
     writeFile(path: string, data: Uint8Array | string): void;
@@ -29,20 +30,33 @@ interface EmscriptenModule {
   _venus_ps_score(h: number): number;
   _venus_ps_frames(h: number): number;
   _venus_ps_close(h: number): void;
+  _venus_ps_cepstra(h: number, pcm: number, n: number, start: number, last: number, out: number, max: number): number;
+  _venus_ps_process_cep(h: number, cep: number, n: number): number;
 }
+
+/** Cepstral coefficients per 10 ms frame in the shipped model (feat.params: 13, c0 first). */
+export const CEPSTRA = 13;
 
 const HMM = '/model/en-us';
 const DICT = '/model/demo.dict';
 const MODEL_FILES = ['mdef', 'sendump', 'means', 'variances', 'transition_matrices', 'feat.params', 'noisedict'];
 /** Samples copied into wasm memory per ps_process_raw call (0.25 s): a fixed buffer per thread. */
 const BLOCK = 4000;
+/**
+ * Frames one call of the front end may return: one BLOCK of samples gives 25 frames, but with
+ * -remove_silence its voice activity detector holds up to -vad_prespeech (20) frames and releases
+ * them with the first speech frame, plus the final partial frame.
+ */
+const BLOCK_FRAMES = 128;
 
 export class PocketSphinxWasm {
   private readonly pcmPtr: number;
+  private readonly cepPtr: number;
   private dictionaries = 0;
 
   private constructor(private readonly m: EmscriptenModule) {
     this.pcmPtr = m._malloc(BLOCK * 2);
+    this.cepPtr = m._malloc(BLOCK_FRAMES * CEPSTRA * 4);
   }
 
   static async load(modelDir: URL = MODEL_DIR): Promise<PocketSphinxWasm> {
@@ -100,6 +114,55 @@ export class PocketSphinxWasm {
       // HEAP16 is replaced when memory grows: read it afresh each time.
       this.m.HEAP16.set(part, this.pcmPtr >> 1);
       if (this.m._venus_ps_process(h, this.pcmPtr, part.length) < 0) throw new Error('ps_process_raw failed');
+    }
+  }
+
+  /**
+   * The decoder's own front end over `pcm`, without searching: frames x CEPSTRA floats. `start`
+   * begins an utterance (the front end's state resets); `last` flushes its final partial frame.
+   * What it returns (transformed or not) goes to processCepstra between start() and end().
+   */
+  cepstra(h: number, pcm: Int16Array, start: boolean, last: boolean): Float32Array {
+    const parts: Float32Array[] = [];
+    let total = 0;
+    let at = 0;
+    do {
+      const part = pcm.subarray(at, Math.min(pcm.length, at + BLOCK));
+      const first = start && at === 0;
+      const final = last && at + BLOCK >= pcm.length;
+      this.m.HEAP16.set(part, this.pcmPtr >> 1);
+      const n = this.m._venus_ps_cepstra(
+        h,
+        this.pcmPtr,
+        part.length,
+        first ? 1 : 0,
+        final ? 1 : 0,
+        this.cepPtr,
+        BLOCK_FRAMES,
+      );
+      if (n < 0) throw new Error(`PocketSphinx front end failed (${n})`);
+      const base = this.cepPtr >> 2;
+      parts.push(this.m.HEAPF32.slice(base, base + n * CEPSTRA));
+      total += n * CEPSTRA;
+      at += BLOCK;
+    } while (at < pcm.length);
+    const out = new Float32Array(total);
+    let offset = 0;
+    for (const p of parts) {
+      out.set(p, offset);
+      offset += p.length;
+    }
+    return out;
+  }
+
+  /** Searches cepstra (frames x CEPSTRA, from cepstra()) instead of audio. */
+  processCepstra(h: number, cep: Float32Array): void {
+    const step = BLOCK_FRAMES * CEPSTRA;
+    for (let at = 0; at < cep.length; at += step) {
+      const part = cep.subarray(at, Math.min(cep.length, at + step));
+      this.m.HEAPF32.set(part, this.cepPtr >> 2);
+      if (this.m._venus_ps_process_cep(h, this.cepPtr, part.length / CEPSTRA) < 0)
+        throw new Error('ps_process_cep failed');
     }
   }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import { concatPcm } from '@venus/protocol';
 import { compileGrammar } from './grammar-from-vocabulary.ts';
 import { MODEL_DIR, PocketSphinxWasm } from './pocketsphinx-wasm.ts';
 import { Pronunciations } from './pronunciations.ts';
@@ -9,6 +10,7 @@ import {
   type RecogniserToMain,
   scoreToConfidence,
 } from './recogniser-protocol.ts';
+import { BandMeter, TelephoneMap } from './telephone-band.ts';
 
 /**
  * The recogniser's worker thread: one wasm module, one grammar decoder per stream. Audio is decoded
@@ -26,7 +28,23 @@ interface StreamState {
   lastPartial: string;
   /** The utterance's audio, kept while a second pass may need it (see SECOND_PASS_UTTERANCES). */
   audio: Int16Array[];
+  /** Measures the stream's speech until its band is known (then null). */
+  meter: BandMeter | null;
+  /** 'narrow': telephone-band speech, decoded through the telephone map (telephone-band.ts). */
+  band: 'narrow' | 'wide' | null;
+  /** Whether the utterance in progress goes through the map (fixed when its decoding starts). */
+  mapped: boolean;
+  /**
+   * Audio of the utterance held undecoded while the band is unknown (the running cepstral mean must
+   * learn from the features the stream will be decoded with, so the first frames wait for the
+   * decision rather than being decoded one way and the rest another). At most BAND_WAIT_SAMPLES.
+   */
+  pending: Int16Array[] | null;
+  pendingSamples: number;
 }
+
+/** Audio an utterance waits for the band decision (1 s); past it, it is decoded as full-band. */
+const BAND_WAIT_SAMPLES = 16 * 1000;
 
 /**
  * PocketSphinx normalises cepstra with a running mean (live CMN) that starts from the model's
@@ -40,6 +58,7 @@ const SECOND_PASS_UTTERANCES = 2;
 const SECOND_PASS_MAX_SAMPLES = 16 * 15_000;
 
 const ps = await PocketSphinxWasm.load();
+const telephoneMap = TelephoneMap.load();
 const streams = new Map<number, StreamState>();
 
 port.on('message', (message: MainToRecogniser) => {
@@ -76,6 +95,11 @@ function handle(message: MainToRecogniser): void {
         samples: 0,
         lastPartial: '',
         audio: [],
+        meter: new BandMeter(),
+        band: null,
+        mapped: false,
+        pending: null,
+        pendingSamples: 0,
       });
       post({ t: 'opened', stream: message.stream, unknownWords: grammar.unknownWords });
       return;
@@ -84,17 +108,18 @@ function handle(message: MainToRecogniser): void {
       const s = streams.get(message.stream);
       if (!s) return;
       if (!s.inUtterance) {
-        ps.start(s.decoder);
         s.inUtterance = true;
         s.samples = 0;
         s.lastPartial = '';
         s.audio = [];
+        s.pending = [];
+        s.pendingSamples = 0;
       }
-      ps.process(s.decoder, message.pcm);
+      decode(s, message.pcm);
       s.samples += message.pcm.length;
       if (s.samples <= SECOND_PASS_MAX_SAMPLES) s.audio.push(message.pcm);
-      const hyp = ps.hypothesis(s.decoder);
-      if (hyp.text !== '' && hyp.text !== s.lastPartial) {
+      const hyp = s.pending ? null : ps.hypothesis(s.decoder);
+      if (hyp && hyp.text !== '' && hyp.text !== s.lastPartial) {
         s.lastPartial = hyp.text;
         post({
           t: 'partial',
@@ -114,13 +139,17 @@ function handle(message: MainToRecogniser): void {
     case 'end': {
       const s = streams.get(message.stream);
       if (!s?.inUtterance) return;
-      ps.end(s.decoder);
+      if (s.pending) startDecoding(s);
+      endUtterance(s);
       s.inUtterance = false;
       let hyp = ps.hypothesis(s.decoder);
       if ((s.utterance < SECOND_PASS_UTTERANCES || hyp.text === '') && s.samples <= SECOND_PASS_MAX_SAMPLES) {
         ps.start(s.decoder);
-        for (const pcm of s.audio) ps.process(s.decoder, pcm);
-        ps.end(s.decoder);
+        s.mapped = s.band === 'narrow';
+        if (s.mapped)
+          ps.processCepstra(s.decoder, telephoneMap.apply(ps.cepstra(s.decoder, concatPcm(s.audio), true, false)));
+        else for (const pcm of s.audio) ps.process(s.decoder, pcm);
+        endUtterance(s);
         hyp = ps.hypothesis(s.decoder);
       }
       s.audio = [];
@@ -150,6 +179,47 @@ function handle(message: MainToRecogniser): void {
       return;
     }
   }
+}
+
+/**
+ * Decodes a piece of the utterance: held while the stream's band is unknown, then (once known, or
+ * after BAND_WAIT_SAMPLES) decoded from the start of the utterance.
+ */
+function decode(s: StreamState, pcm: Int16Array): void {
+  if (s.meter) {
+    s.meter.push(pcm);
+    const band = s.meter.verdict;
+    if (band !== null) {
+      s.band = band;
+      s.meter = null;
+    }
+  }
+  if (s.pending) {
+    s.pending.push(pcm);
+    s.pendingSamples += pcm.length;
+    if (s.meter && s.pendingSamples < BAND_WAIT_SAMPLES) return;
+    startDecoding(s);
+    return;
+  }
+  if (s.mapped) ps.processCepstra(s.decoder, telephoneMap.apply(ps.cepstra(s.decoder, pcm, false, false)));
+  else ps.process(s.decoder, pcm);
+}
+
+/** Starts the decoder's utterance and decodes the audio held for the band decision. */
+function startDecoding(s: StreamState): void {
+  const held = concatPcm(s.pending ?? []);
+  s.pending = null;
+  s.pendingSamples = 0;
+  ps.start(s.decoder);
+  s.mapped = s.band === 'narrow';
+  if (s.mapped) ps.processCepstra(s.decoder, telephoneMap.apply(ps.cepstra(s.decoder, held, true, false)));
+  else ps.process(s.decoder, held);
+}
+
+/** Ends the decoder's utterance; a mapped one first gets the front end's last partial frame. */
+function endUtterance(s: StreamState): void {
+  if (s.mapped) ps.processCepstra(s.decoder, telephoneMap.apply(ps.cepstra(s.decoder, new Int16Array(0), false, true)));
+  ps.end(s.decoder);
 }
 
 function perFrame(hyp: { score: number; frames: number }): number {
