@@ -30,6 +30,8 @@ export interface EvaluationOptions {
   session?: Record<string, unknown>;
   chunkMs?: number;
   frameMs?: number;
+  /** Send the microphone as 8 kHz mu-law (a phone line), so the model hears telephone-band audio. */
+  telephone?: boolean;
   concurrency?: number;
   /**
    * Hand the model each utterance's transcript `asrDelayS` after it ends (a client-ASR stand-in for
@@ -140,6 +142,7 @@ async function runSamples(
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
     ...(options.session ? { session: options.session } : {}),
     ...(chunkMs === undefined ? {} : { chunkMs }),
+    ...(options.telephone ? { telephone: true } : {}),
   };
   rmSync(runRoot, { recursive: true, force: true });
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -159,6 +162,7 @@ async function runSamples(
         : options.url!,
       chunkMs: chunkMs ?? null,
       frameMs,
+      ...(options.telephone ? { telephone: true } : {}),
       concurrency,
       failures: result.failures,
       wallS: result.wallS,

@@ -21,6 +21,7 @@ Full-Duplex-Bench-v1.5-style evaluation over the public realtime API (see eval/R
   --chunk-ms N       foreground chunk asked of a Venus runtime (default: the server's, 1000 ms)
   --frame-ms N       microphone frame, 20-100 ms (default 40)
   --concurrency N    sessions at a time (default 8)
+  --telephone        send the microphone as 8 kHz G.711 mu-law (g711_ulaw), as a phone line carries it
   --transcripts      also hand the model each utterance's transcript (a client-ASR stand-in, for
                      models that cannot hear words; labelled as such in the report)
   --asr-delay S      with --transcripts: seconds after an utterance ends that its text is sent (default 0.5)
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     'chunk-ms': { type: 'string' },
     'frame-ms': { type: 'string' },
     concurrency: { type: 'string' },
+    telephone: { type: 'boolean' },
     'asr-delay': { type: 'string' },
     'no-transcripts': { type: 'boolean' },
     transcripts: { type: 'boolean' },
@@ -108,6 +110,7 @@ const result = await runEvaluation({
   ...(values.session ? { session: JSON.parse(values.session) as Record<string, unknown> } : {}),
   ...(values['chunk-ms'] ? { chunkMs: positive('chunk-ms', values['chunk-ms'])! } : {}),
   ...(values['frame-ms'] ? { frameMs: positive('frame-ms', values['frame-ms'])! } : {}),
+  ...(values.telephone ? { telephone: true } : {}),
   ...(values.concurrency ? { concurrency: positive('concurrency', values.concurrency)! } : {}),
   ...(values['asr-delay'] ? { asrDelayS: positive('asr-delay', values['asr-delay'])! } : {}),
   transcripts,

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,5 +42,36 @@ describe('evaluation slice', () => {
     for (const chart of ['behaviour.png', 'latency.png', 'delegation.png']) {
       expect([...readFileSync(path.join(outDir, chart)).subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
     }
+  });
+
+  it('runs over the telephone band: the microphone as 8 kHz mu-law, and the model still hears the request', {
+    timeout: 120_000,
+  }, async () => {
+    const telephoneDir = path.join(outDir, 'telephone');
+    const { score, report } = await runEvaluation({
+      outDir: telephoneDir,
+      sets: ['smooth_turn_taking'],
+      perSet: 1,
+      concurrency: 1,
+      transcripts: false,
+      telephone: true,
+      floors: null,
+      quiet: true,
+    });
+    expect(score.missing).toEqual([]);
+    expect(report).toContain('sent as 8 kHz G.711 mu-law (telephone band)');
+    const runDir = path.join(telephoneDir, 'runs', 'smooth_turn_taking');
+    const events = readdirSync(runDir).flatMap((sample) =>
+      readFileSync(path.join(runDir, sample, 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { dir: string; event: Record<string, unknown> }),
+    );
+    const update = events.find((e) => e.dir === 'out' && e.event.type === 'session.update');
+    expect((update?.event.session as Record<string, unknown>).input_audio_format).toBe('g711_ulaw');
+    const heard = events
+      .filter((e) => e.dir === 'in' && e.event.type === 'venus.user.transcript')
+      .map((e) => String(e.event.transcript));
+    expect(heard.some((text) => text.trim() !== '')).toBe(true);
   });
 });

@@ -4,7 +4,10 @@
  * overlap sets, whose voices and lines are all HELD-OUT (never in the head's training data), at
  * 1000 ms (the server default) and 160 ms chunks. Writes `REPORT-e2e.md` beside the model.
  *
- *   npm run train:e2e -- [--per-set 10] [--model gpu-worker/models/overlap-head] [--chunks 1000,160] [--policies rules,head]
+ *   npm run train:e2e -- [--per-set 10] [--model gpu-worker/models/overlap-head] [--chunks 1000,160] [--policies rules,head] [--telephone-chunks 1000]
+ *
+ * `--telephone-chunks`: also at these chunk sizes with the microphone sent as 8 kHz G.711 mu-law
+ * (the eval's `--telephone`), so the model hears telephone-band audio ("" for none).
  *
  * Besides the overlap sets, the turn-taking sets: `pause_handling` (a request said in two parts:
  * taking the turn in the pause is wrong) and `smooth_turn_taking` (one request: taking it is right).
@@ -24,6 +27,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'out/overlap-e2e' },
     chunks: { type: 'string', default: '1000,160' },
     policies: { type: 'string', default: 'rules,head' },
+    'telephone-chunks': { type: 'string', default: '1000' },
   },
 });
 const SETS = ['user_interruption', 'user_backchannel', 'talking_to_other', 'background_speech'] as const;
@@ -51,10 +55,19 @@ function quantile(xs: number[], q: number): string {
 }
 
 const sections: string[] = [];
-for (const chunkMs of values.chunks.split(',').map(Number)) {
+const numbers = (list: string) =>
+  list
+    .split(',')
+    .filter((v) => v.trim() !== '')
+    .map(Number);
+const configs = [
+  ...numbers(values.chunks).map((chunkMs) => ({ chunkMs, telephone: false })),
+  ...numbers(values['telephone-chunks']).map((chunkMs) => ({ chunkMs, telephone: true })),
+];
+for (const { chunkMs, telephone } of configs) {
   for (const policy of values.policies.split(',') as ('rules' | 'head')[]) {
     if (policy !== 'rules' && policy !== 'head') throw new Error(`--policies takes rules and/or head, got "${policy}"`);
-    const out = join(values.out, `${policy}-${chunkMs}`);
+    const out = join(values.out, `${policy}-${chunkMs}${telephone ? '-telephone' : ''}`);
     const args = [
       '--import',
       'tsx',
@@ -65,7 +78,9 @@ for (const chunkMs of values.chunks.split(',').map(Number)) {
       [...SETS, ...TURN_SETS].join(','),
     ];
     args.push('--per-set', values['per-set'], '--chunk-ms', String(chunkMs), '--concurrency', '1', '--out', out);
-    console.log(`${policy} at ${chunkMs} ms chunks -> ${out}`);
+    if (telephone) args.push('--telephone');
+    const title = `${policy}, ${chunkMs} ms chunks${telephone ? ', telephone band (microphone sent as 8 kHz G.711 mu-law)' : ''}`;
+    console.log(`${title} -> ${out}`);
     execFileSync('node', args, {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, VENUS_OVERLAP_HEAD: policy === 'head' ? 'on' : 'off' },
@@ -75,7 +90,7 @@ for (const chunkMs of values.chunks.split(',').map(Number)) {
       info: { wallS: number };
     };
     const lines = [
-      `### ${policy}, ${chunkMs} ms chunks`,
+      `### ${title}`,
       '',
       '| set (expected) | n | respond | resume | other | cut short | right |',
       '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -121,7 +136,7 @@ for (const chunkMs of values.chunks.split(',').map(Number)) {
 const report = [
   '# Overlap head through the running system',
   '',
-  `Regenerate: \`npm run train:e2e -- --per-set ${values['per-set']}\`. The embedded runtime (reference model) streamed over its WebSocket API in real time by \`npm run eval\`, audio only (\`--no-transcripts\`: the model hears for itself), on the eval's v1.5 overlap sets; every voice and line there is HELD-OUT from the head's training. \`rules\` = \`VENUS_OVERLAP_HEAD=off\` (the v1 level/duration/stop-word rules), \`head\` = the trained head. Labels are the eval's rule-based ones (eval/README.md); "cut short" counts any stop, even one followed by a resume.`,
+  `Regenerate: \`npm run train:e2e -- --per-set ${values['per-set']} --policies ${values.policies} --chunks ${values.chunks} --telephone-chunks ${values['telephone-chunks']}\`. The embedded runtime (reference model) streamed over its WebSocket API in real time by \`npm run eval\`, audio only (\`--no-transcripts\`: the model hears for itself), on the eval's v1.5 overlap sets; every voice and line there is HELD-OUT from the head's training. \`rules\` = \`VENUS_OVERLAP_HEAD=off\` (the v1 level/duration/stop-word rules), \`head\` = the trained head. Labels are the eval's rule-based ones (eval/README.md); "cut short" counts any stop, even one followed by a resume.`,
   '',
   ...sections,
 ].join('\n');

@@ -12,6 +12,8 @@ export interface RunInfo {
   data: string;
   chunkMs: number | null;
   frameMs: number;
+  /** The microphone went out as 8 kHz mu-law (telephone band); absent in runs before the option. */
+  telephone?: boolean;
   asrDelayS: number;
   /** The client-ASR stand-in handed the model each utterance's text (else audio only). */
   transcripts: boolean;
@@ -117,7 +119,7 @@ export function writeReport(outDir: string, score: RunScore, info: RunInfo, floo
   lines.push(
     `Run of ${info.date}: ${info.samples} samples (${info.failures.length} failed to run, ${score.missing.length} without output) ` +
       `against ${info.target}; data: ${info.data}. Foreground chunk ${info.chunkMs === null ? 'server default' : `${info.chunkMs} ms`}, ` +
-      `microphone frames ${info.frameMs} ms, ` +
+      `microphone frames ${info.frameMs} ms${info.telephone ? ' sent as 8 kHz G.711 mu-law (telephone band)' : ''}, ` +
       (info.transcripts
         ? `**with a stand-in: the client sent each utterance's transcript ${info.asrDelayS} s after it ended** (the model did not have to hear the words), `
         : 'audio only (the model heard the words for itself), ') +

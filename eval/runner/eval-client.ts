@@ -1,5 +1,6 @@
 import { base64ToPcm, pcmToBase64 } from '@venus/protocol';
 import WebSocket from 'ws';
+import { encodeMulaw } from '../../edge/src/audio/g711.ts';
 import { Speaker } from './speaker.ts';
 
 export interface EvalTarget {
@@ -16,6 +17,16 @@ export interface EvalTarget {
   session?: Record<string, unknown>;
   /** Foreground chunk period asked of a Venus runtime. */
   chunkMs?: number;
+  /**
+   * The microphone goes out as a phone line carries it: 8 kHz G.711 mu-law (`g711_ulaw`), so the
+   * server hears telephone-band audio. Its audio out stays the server's default.
+   */
+  telephone?: boolean;
+}
+
+/** Sample rate of the microphone on the wire: 24 kHz pcm16, or 8 kHz mu-law for `telephone`. */
+export function wireRateHz(target: Pick<EvalTarget, 'telephone'>): number {
+  return target.telephone ? 8000 : 24_000;
 }
 
 export interface LoggedEvent {
@@ -31,7 +42,7 @@ const OPEN_WORK = new Set(['QUEUED', 'RUNNING', 'COMPLETED', 'DELIVERING', 'CANC
 
 /**
  * One evaluation session over the public realtime WebSocket, behaving like a real client: it sends
- * microphone audio (24 kHz pcm16) and typed/ASR text, plays the assistant's audio on a virtual
+ * microphone audio (24 kHz pcm16, or 8 kHz mu-law for a telephone target) and typed/ASR text, plays the assistant's audio on a virtual
  * speaker in real time, flushes it on a barge-in and truncates the cut item (as OpenAI clients do),
  * acknowledges playback when the server is a Venus runtime, and logs every event both ways on one
  * clock (audio payloads replaced by their size).
@@ -88,8 +99,10 @@ export class EvalClient {
     return performance.now() - this.t0;
   }
 
-  sendAudio(pcm24k: Int16Array): void {
-    this.send({ type: 'input_audio_buffer.append', audio: pcmToBase64(pcm24k) }, false);
+  /** One microphone frame at `wireRateHz(target)`. */
+  sendAudio(pcm: Int16Array): void {
+    const audio = this.target.telephone ? Buffer.from(encodeMulaw(pcm)).toString('base64') : pcmToBase64(pcm);
+    this.send({ type: 'input_audio_buffer.append', audio }, false);
   }
 
   sendText(text: string): void {
@@ -127,6 +140,7 @@ export class EvalClient {
 
   private configure(): void {
     const session: Record<string, unknown> = { ...this.target.session };
+    if (this.target.telephone) session.input_audio_format = 'g711_ulaw';
     if (this.venus)
       session.venus = { ...(this.target.chunkMs ? { chunk_ms: this.target.chunkMs } : {}), playback_acks: true };
     if (Object.keys(session).length > 0) this.send({ type: 'session.update', session });

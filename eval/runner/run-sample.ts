@@ -3,7 +3,7 @@ import path from 'node:path';
 import { resamplePcm16 } from '@venus/gpu-worker';
 import { EVAL_RATE_HZ, writeWav } from '../audio/wav-io.ts';
 import type { Sample } from '../scenarios/scenario.ts';
-import { EvalClient, type EvalTarget } from './eval-client.ts';
+import { EvalClient, type EvalTarget, wireRateHz } from './eval-client.ts';
 
 export interface RunSampleOptions {
   /** Microphone frame length (20–100 ms). Default 40. */
@@ -24,8 +24,6 @@ export interface SampleRun {
   events: number;
   errors: string[];
 }
-
-const WIRE_RATE_HZ = 24_000;
 
 /** `playout.json`: what the client played, when, and what it sent besides audio. */
 export interface PlayoutRecord {
@@ -54,8 +52,9 @@ export async function runSample(
   const idleMs = options.idleMs ?? 1500;
   const maxExtraMs = options.maxExtraMs ?? 12_000;
   const { venus_eval: plan } = sample.meta;
-  const wire = resamplePcm16(sample.input, EVAL_RATE_HZ, WIRE_RATE_HZ);
-  const frame = (WIRE_RATE_HZ * frameMs) / 1000;
+  const wireRate = wireRateHz(target);
+  const wire = resamplePcm16(sample.input, EVAL_RATE_HZ, wireRate);
+  const frame = (wireRate * frameMs) / 1000;
   const inputFrames = Math.ceil(wire.length / frame);
   const client = await EvalClient.connect(target);
   const sent: { t: number; text: string }[] = [];
