@@ -68,7 +68,7 @@ describe('evaluation slice', () => {
         .map((line) => JSON.parse(line) as { dir: string; event: Record<string, unknown> }),
     );
     const update = events.find((e) => e.dir === 'out' && e.event.type === 'session.update');
-    expect((update?.event.session as Record<string, unknown>).input_audio_format).toBe('g711_ulaw');
+    expect((update?.event.session as Record<string, unknown> | undefined)?.input_audio_format).toBe('g711_ulaw');
     const heard = events
       .filter((e) => e.dir === 'in' && e.event.type === 'venus.user.transcript')
       .map((e) => String(e.event.transcript));
