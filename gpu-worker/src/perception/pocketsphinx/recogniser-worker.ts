@@ -144,11 +144,7 @@ function handle(message: MainToRecogniser): void {
       s.inUtterance = false;
       let hyp = ps.hypothesis(s.decoder);
       if ((s.utterance < SECOND_PASS_UTTERANCES || hyp.text === '') && s.samples <= SECOND_PASS_MAX_SAMPLES) {
-        ps.start(s.decoder);
-        s.mapped = s.band === 'narrow';
-        if (s.mapped)
-          ps.processCepstra(s.decoder, telephoneMap.apply(ps.cepstra(s.decoder, concatPcm(s.audio), true, false)));
-        else for (const pcm of s.audio) ps.process(s.decoder, pcm);
+        startUtterance(s, concatPcm(s.audio));
         endUtterance(s);
         hyp = ps.hypothesis(s.decoder);
       }
@@ -210,10 +206,15 @@ function startDecoding(s: StreamState): void {
   const held = concatPcm(s.pending ?? []);
   s.pending = null;
   s.pendingSamples = 0;
+  startUtterance(s, held);
+}
+
+/** Starts the decoder's utterance with `pcm`, through the telephone map if the stream is narrow-band. */
+function startUtterance(s: StreamState, pcm: Int16Array): void {
   ps.start(s.decoder);
   s.mapped = s.band === 'narrow';
-  if (s.mapped) ps.processCepstra(s.decoder, telephoneMap.apply(ps.cepstra(s.decoder, held, true, false)));
-  else ps.process(s.decoder, held);
+  if (s.mapped) ps.processCepstra(s.decoder, telephoneMap.apply(ps.cepstra(s.decoder, pcm, true, false)));
+  else ps.process(s.decoder, pcm);
 }
 
 /** Ends the decoder's utterance; a mapped one first gets the front end's last partial frame. */
