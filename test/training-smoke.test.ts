@@ -9,8 +9,8 @@ import { OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
  * The overlap head's recipe in smoke mode (`npm run train:smoke`): a tiny seeded data set through
  * the worker's own perception, one epoch of training with Debian's python3-torch, the ONNX export,
  * and the held-out report. The exported ONNX must give torch's probabilities on the rows the
- * training run recorded, read back here through the runtime's own loader. Needs Debian's python3-torch
- * (`.ci/run` installs it).
+ * training run recorded, read back here through the runtime's own loader. Needs Debian's python3-torch,
+ * festival with festvox-kdlpc16k, and flite (`.ci/run` installs them).
  */
 const TORCH_PYTHON = '/usr/bin/python3';
 
@@ -22,8 +22,21 @@ describe('overlap head recipe, smoke mode', () => {
     const model = path.join(dir, 'model');
     const node = (args: string[]) =>
       execFileSync(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    node(['training/generate-data.ts', '--train', '2', '--heldout', '1', '--out', dir]);
+    node(['training/generate-data.ts', '--train', '2', '--festival', '1', '--heldout', '1', '--out', dir]);
     expect(readFileSync(path.join(dir, 'features.csv'), 'utf8').split('\n').length).toBeGreaterThan(3);
+    // Both training engines and the held-out one are in the clip list (`.ci/run` installs Festival and
+    // Flite): one Festival clip per class, spoken in a Festival voice unless it is background (the
+    // television there is another training voice).
+    const clips = readFileSync(path.join(dir, 'clips.csv'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(','))
+      .map(([id, split, cls, engine]) => ({ id: id!, split, cls, engine }));
+    const festival = clips.filter((c) => c.id.startsWith('train-festival-'));
+    expect(festival.map((c) => c.cls).sort()).toEqual(['backchannel', 'background', 'interruption', 'other_directed']);
+    expect(festival.filter((c) => c.cls !== 'background').every((c) => c.engine === 'festival')).toBe(true);
+    expect(clips.some((c) => c.split === 'train' && c.engine === 'espeak')).toBe(true);
     execFileSync(
       TORCH_PYTHON,
       ['training/train_head.py', '--data', dir, '--out', model, '--epochs', '1', '--threads', '1'],

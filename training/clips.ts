@@ -10,6 +10,7 @@ import {
   HELD_OUT_PHRASES,
   type OverlapClass,
   TRAIN_CITIES,
+  TRAIN_FESTIVAL,
   TRAIN_PHRASES,
   TRAIN_SPEAKERS,
 } from './phrases.ts';
@@ -50,11 +51,15 @@ export function planClip(
   split: ClipPlan['split'],
   cls: OverlapClass,
   flite: boolean,
+  /** A training clip in a Festival voice (the second training engine) instead of an eSpeak one. */
+  festival = false,
 ): ClipPlan {
   const train = split === 'train';
-  const users = train ? TRAIN_SPEAKERS : flite && rng.next() < 0.5 ? HELD_OUT_FLITE : HELD_OUT_ESPEAK;
+  const trainUsers = festival ? TRAIN_FESTIVAL : TRAIN_SPEAKERS;
+  const users = train ? trainUsers : flite && rng.next() < 0.5 ? HELD_OUT_FLITE : HELD_OUT_ESPEAK;
   const user = rng.pick(users);
-  let others = train ? TRAIN_SPEAKERS.filter((s) => s.voice !== user.voice) : HELD_OUT_BACKGROUND;
+  const trainOthers = festival ? [...TRAIN_SPEAKERS, ...TRAIN_FESTIVAL] : TRAIN_SPEAKERS;
+  let others = train ? trainOthers.filter((s) => s.voice !== user.voice) : HELD_OUT_BACKGROUND;
   if (!train && user.engine === 'flite') others = HELD_OUT_FLITE.filter((s) => s.voice !== user.voice);
   const phrases = train ? TRAIN_PHRASES : HELD_OUT_PHRASES;
   const city = rng.pick(train ? TRAIN_CITIES : HELD_OUT_CITIES);

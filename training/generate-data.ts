@@ -1,8 +1,8 @@
 /**
  * `npm run train:data`: the overlap clips and their feature table, reproducible from a seed.
  *
- *   npm run train:data                          # 200 train + 20 held-out clips per class
- *   npm run train:data -- --train 20 --heldout 8 --out out/training-smoke
+ *   npm run train:data                          # 200 eSpeak + 60 Festival train, 20 held-out clips per class
+ *   npm run train:data -- --train 20 --festival 4 --heldout 8 --out out/training-smoke
  *
  * Writes `<out>/features.csv` (one row per 80 ms decision point of each clip's overlapping burst,
  * FEATURE_NAMES columns) and `<out>/clips.csv` (one row per clip: how it was made, whether its
@@ -18,19 +18,28 @@ import { SpeechEmbedding } from '../gpu-worker/src/perception/speech-embedding.t
 import { planClip, renderClip } from './clips.ts';
 import { ClipExtractor } from './extract.ts';
 import { CLASSES } from './phrases.ts';
-import { fliteAvailable, SpeechBank } from './speech-bank.ts';
+import { festivalAvailable, fliteAvailable, SpeechBank } from './speech-bank.ts';
 
 const { values } = parseArgs({
   options: {
     train: { type: 'string', default: '200' },
     heldout: { type: 'string', default: '20' },
+    /** Training clips per class in Festival voices (the second training engine), ids `train-festival-*`. */
+    festival: { type: 'string', default: '60' },
     seed: { type: 'string', default: 'venus-overlap-1' },
     out: { type: 'string', default: 'out/training' },
   },
 });
-const perClass = { train: Number(values.train), heldout: Number(values.heldout) };
 const flite = fliteAvailable();
 if (!flite) console.warn('flite is not installed: the held-out set has eSpeak voices only');
+const festival = festivalAvailable();
+if (!festival) console.warn('festival (festvox-kdlpc16k) is not installed: the training set has eSpeak voices only');
+/** Each pass: its clips' split, its own random stream (so adding a pass changes no other clip), clips per class. */
+const passes = [
+  { split: 'train', name: 'train', festival: false, perClass: Number(values.train) },
+  { split: 'train', name: 'train-festival', festival: true, perClass: festival ? Number(values.festival) : 0 },
+  { split: 'heldout', name: 'heldout', festival: false, perClass: Number(values.heldout) },
+] as const;
 
 const bank = await SpeechBank.create();
 const vad = await SileroVad.create({ maxBatch: 1, intraOpNumThreads: 1 });
@@ -57,12 +66,13 @@ const clips = [
 ];
 const started = performance.now();
 let done = 0;
-for (const split of ['train', 'heldout'] as const) {
-  const rng = new SeededRandom(`${values.seed}/${split}`);
-  for (let i = 0; i < perClass[split]; i++) {
+for (const pass of passes) {
+  const { split } = pass;
+  const rng = new SeededRandom(`${values.seed}/${pass.name}`);
+  for (let i = 0; i < pass.perClass; i++) {
     for (const cls of CLASSES) {
-      const id = `${split}-${cls}-${i}`;
-      const plan = planClip(rng, id, split, cls, flite);
+      const id = `${pass.name}-${cls}-${i}`;
+      const plan = planClip(rng, id, split, cls, flite, pass.festival);
       const clip = await renderClip(bank, plan, rng);
       const r = await extractor.run(clip);
       for (const row of r.rows)

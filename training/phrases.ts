@@ -22,6 +22,15 @@ const TRAIN_VARIANTS = ['', '+f1', '+f2', '+m1', '+m2', '+m4', '+f5', '+m6'];
 export const TRAIN_SPEAKERS: readonly Speaker[] = TRAIN_BASES.flatMap((b) =>
   TRAIN_VARIANTS.map((v) => ({ engine: 'espeak' as const, voice: `${b}${v}` })),
 );
+/**
+ * The second training engine: Festival's `ked` diphone voice (an American English male speaker
+ * that none of the held-out engines has; Festival's `kal` and `slt` voices are the speakers of
+ * held-out Flite voices and are not used), at its own pitch and shifted by sox to make four speakers.
+ */
+export const TRAIN_FESTIVAL: readonly Speaker[] = ['ked', 'ked-300c', 'ked+400c', 'ked+700c'].map((voice) => ({
+  engine: 'festival',
+  voice,
+}));
 export const HELD_OUT_ESPEAK: readonly Speaker[] = USER_VOICES.map((voice) => ({ engine: 'espeak', voice }));
 export const HELD_OUT_BACKGROUND: readonly Speaker[] = BACKGROUND_VOICES.map((voice) => ({ engine: 'espeak', voice }));
 export const HELD_OUT_FLITE: readonly Speaker[] = ['slt', 'rms', 'awb', 'kal16'].map((voice) => ({

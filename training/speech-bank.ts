@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type StdioOptions } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,14 +8,18 @@ import { VoiceBank } from '../eval/scenarios/voice-bank.ts';
 
 /** A synthetic speaker: an engine and one of its voices. */
 export interface Speaker {
-  engine: 'espeak' | 'flite';
+  engine: 'espeak' | 'flite' | 'festival';
+  /** The engine's voice; for Festival, `ked` or `ked+<cents>c` (the voice shifted in pitch by sox). */
   voice: string;
 }
 
 /**
  * Speech for the overlap clips at 16 kHz, trimmed of silence: eSpeak NG through the runtime's own
  * wasm build (the eval's VoiceBank), Flite through Debian's `flite` command (the held-out engine;
- * `apt-get install flite`). Cached by speaker and text; the cache holds at most MAX_CACHED clips.
+ * `apt-get install flite`), Festival through Debian's `text2wave` with its `ked` diphone voice (the
+ * second training engine; `apt-get install festival festvox-kdlpc16k`), pitch-shifted by sox's
+ * `pitch` effect (tempo kept) for its variants. Cached by speaker and text; the cache holds at most
+ * MAX_CACHED clips.
  */
 const MAX_CACHED = 2000;
 
@@ -34,17 +38,49 @@ export class SpeechBank {
     const key = `${speaker.voice}\n${text}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
-    const file = join(this.dir, 'flite.wav');
-    execFileSync('flite', ['-voice', speaker.voice, '-t', text, '-o', file]);
+    const file = join(this.dir, `${speaker.engine}.wav`);
+    if (speaker.engine === 'flite') execFileSync('flite', ['-voice', speaker.voice, '-t', text, '-o', file]);
+    else this.festival(text, speaker.voice, file);
     const samples = trimSilence(toFloat(readWav(file)), 16_000);
     if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, samples);
     return samples;
   }
 
+  private festival(text: string, voice: string, file: string): void {
+    const [name, cents] = parseFestivalVoice(voice);
+    const raw = cents === 0 ? file : join(this.dir, 'festival-raw.wav');
+    // Festival's notes on missing diphones and sox's on clipped samples are kept out of the log (stderr
+    // is still captured, and thrown with the error if the command fails).
+    const quiet: { stdio: StdioOptions } = { stdio: ['pipe', 'ignore', 'pipe'] };
+    execFileSync('text2wave', ['-eval', `(voice_${name}_diphone)`, '-o', raw], { ...quiet, input: text });
+    if (cents !== 0)
+      execFileSync('sox', ['-V1', raw, '-r', '16000', file, 'pitch', String(cents), 'rate', '16000'], quiet);
+  }
+
   close(): void {
     this.espeak.close();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** `ked` -> ['ked', 0]; `ked+400c` -> ['ked', 400] (cents of pitch shift). */
+function parseFestivalVoice(voice: string): [string, number] {
+  const m = /^([a-z_]+)(?:([+-]\d+)c)?$/.exec(voice);
+  if (!m) throw new Error(`festival voice ${JSON.stringify(voice)}: expected a name with an optional +<cents>c`);
+  return [m[1]!, m[2] === undefined ? 0 : Number(m[2])];
+}
+
+/** Whether Festival and its `ked` diphone voice are installed (the second training engine is skipped without them). */
+export function festivalAvailable(): boolean {
+  try {
+    execFileSync('text2wave', ['-eval', '(voice_ked_diphone)', '-o', '/dev/null'], {
+      input: 'ok',
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -2,6 +2,11 @@
 
     nice -n 10 /usr/bin/python3 training/train_head.py [--data out/training] [--out gpu-worker/models/overlap-head]
                                                         [--epochs 300] [--seed 1] [--threads 2]
+                                                        [--exclude-voices P1,P2 --predict-out FILE]
+
+With --exclude-voices the TRAIN clips in those voices are left out and, instead of exporting a
+model, the head's probabilities on their rows go to --predict-out (one fold of
+`npm run train:folds`, which chooses the decision policy on training voices only).
 
 A two-layer MLP (FEATURE_COUNT -> HIDDEN -> 4, ReLU, dropout on its input and hidden layer while
 training) over the standardised features (the hand-made statistics, the word cues and the 2 x 96
@@ -32,16 +37,37 @@ parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--hidden", type=int, default=64)
 parser.add_argument("--dropout", type=float, default=0.2)
 parser.add_argument("--weight-decay", type=float, default=1e-3)
+parser.add_argument(
+    "--exclude-voices",
+    default="",
+    help="comma-separated voice prefixes: TRAIN clips in these voices are left out of training (a fold)",
+)
+parser.add_argument(
+    "--predict-out",
+    default="",
+    help="with --exclude-voices: write the head's probabilities on the left-out clips' rows to this CSV",
+)
 args = parser.parse_args()
 
 torch.manual_seed(args.seed)
 np.random.seed(args.seed)
 torch.set_num_threads(args.threads)
 
+with open(os.path.join(args.data, "clips.csv")) as f:
+    voice_of = {r["clip"]: r["voice"] for r in csv.DictReader(f)}
+excluded_prefixes = [v for v in args.exclude_voices.split(",") if v]
+
+
+def left_out(clip: str) -> bool:
+    return any(voice_of.get(clip, "").startswith(v) for v in excluded_prefixes)
+
+
 with open(os.path.join(args.data, "features.csv")) as f:
     reader = csv.reader(f)
     header = next(reader)
-    rows = [r for r in reader if r[1] == "train"]
+    all_train = [r for r in reader if r[1] == "train"]
+rows = [r for r in all_train if not left_out(r[0])]
+fold_rows = [r for r in all_train if left_out(r[0])]
 names = header[4:]
 x = np.array([[float(v) for v in r[4:]] for r in rows], dtype=np.float32)
 y = np.array([CLASSES.index(r[2]) for r in rows], dtype=np.int64)
@@ -90,6 +116,18 @@ model.eval()
 with torch.no_grad():
     probs = model(xt)
     accuracy = float((probs.argmax(dim=-1) == yt).float().mean())
+
+if args.predict_out:
+    # Out-of-fold probabilities, for choosing the decision policy on training voices only.
+    with torch.no_grad():
+        fold_probs = model(torch.tensor([[float(v) for v in r[4:]] for r in fold_rows], dtype=torch.float32)).tolist()
+    with open(args.predict_out, "w") as f:
+        f.write("clip,elapsed_ms,ended,p_interruption,p_backchannel,p_other_directed,p_background\n")
+        ended_at = names.index("ended") + 4
+        for r, p in zip(fold_rows, fold_probs):
+            f.write(",".join([r[0], r[3], r[ended_at]] + [f"{v:.6f}" for v in p]) + "\n")
+    print(f"fold without {args.exclude_voices}: {len(x)} training rows; {len(fold_rows)} left-out rows -> {args.predict_out}")
+    raise SystemExit(0)
 
 os.makedirs(args.out, exist_ok=True)
 onnx_path = os.path.join(args.out, "overlap-head.onnx")

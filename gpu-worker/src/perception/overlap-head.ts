@@ -29,7 +29,8 @@ export interface OverlapHead {
  * the most probable class.
  *
  * The values were chosen on the TRAINING clips only (out-of-fold predictions, the training voices
- * split into three groups), never on the held-out set: with the speech embedding in the rows the
+ * split into groups; `npm run train:folds` replays this and a grid of alternatives), never on the
+ * held-out set: with the speech embedding in the rows the
  * head is sure of an interruption on a single row, so one row at P ≥ 0.9 takes the floor. STOP_ROWS
  * was 3 for the earlier head without the embedding, whose first rows depended on how a burst's
  * onset fell on the 32 ms VAD frames (a clean "uh-huh" on a phone line scored P(interruption) 0.98
@@ -37,7 +38,16 @@ export interface OverlapHead {
  * "yeah" at all 8 alignments of a 160 ms cycle, on a μ-law line, and stops for "Wait, wait, stop
  * there" at 256 ms at all 8.
  */
-export const HEAD_POLICY = {
+export interface HeadPolicy {
+  stopP: number;
+  stopRows: number;
+  minStopMs: number;
+  continueP: number;
+  minContinueMs: number;
+  decideByMs: number;
+}
+
+export const HEAD_POLICY: HeadPolicy = {
   stopP: 0.9,
   stopRows: 1,
   minStopMs: 160,
@@ -47,8 +57,8 @@ export const HEAD_POLICY = {
 };
 
 /** Consecutive decision points with P(interruption) ≥ STOP_P, ending at the one scored `probs`. */
-export function nextStopStreak(streak: number, probs: Float32Array): number {
-  return (probs[0] ?? 0) >= HEAD_POLICY.stopP ? streak + 1 : 0;
+export function nextStopStreak(streak: number, probs: ArrayLike<number>, policy: HeadPolicy = HEAD_POLICY): number {
+  return (probs[0] ?? 0) >= policy.stopP ? streak + 1 : 0;
 }
 
 /**
@@ -56,10 +66,11 @@ export function nextStopStreak(streak: number, probs: Float32Array): number {
  * decision points up to and including this one.
  */
 export function headDecision(
-  probs: Float32Array,
+  probs: ArrayLike<number>,
   elapsedMs: number,
   ended: boolean,
   stopStreak: number,
+  policy: HeadPolicy = HEAD_POLICY,
 ): Interruption | null {
   let best = 0;
   for (let i = 1; i < HEAD_CLASSES.length; i++) if ((probs[i] ?? 0) > (probs[best] ?? 0)) best = i;
@@ -67,10 +78,9 @@ export function headDecision(
     cls === 0
       ? { action: 'discard', cause: 'interruption', cancelsWork: false }
       : { action: 'continue', cause: HEAD_CLASSES[cls]!, cancelsWork: false };
-  if (ended || elapsedMs >= HEAD_POLICY.decideByMs) return verdict(best);
-  if (stopStreak >= HEAD_POLICY.stopRows && elapsedMs >= HEAD_POLICY.minStopMs) return verdict(0);
-  if (best !== 0 && (probs[best] ?? 0) >= HEAD_POLICY.continueP && elapsedMs >= HEAD_POLICY.minContinueMs)
-    return verdict(best);
+  if (ended || elapsedMs >= policy.decideByMs) return verdict(best);
+  if (stopStreak >= policy.stopRows && elapsedMs >= policy.minStopMs) return verdict(0);
+  if (best !== 0 && (probs[best] ?? 0) >= policy.continueP && elapsedMs >= policy.minContinueMs) return verdict(best);
   return null;
 }
 
