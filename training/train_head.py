@@ -47,6 +47,13 @@ parser.add_argument(
     default="",
     help="with --exclude-voices: write the head's probabilities on the left-out clips' rows to this CSV",
 )
+parser.add_argument(
+    "--early-weight",
+    type=float,
+    default=1.0,
+    help="weight of the rows at most --early-ms into their burst, against 1 for the rest (1: the committed recipe)",
+)
+parser.add_argument("--early-ms", type=float, default=320)
 args = parser.parse_args()
 
 torch.manual_seed(args.seed)
@@ -76,6 +83,7 @@ per_clip = Counter(clips)
 clip_classes = {r[0]: r[2] for r in rows}
 clips_per_class = Counter(clip_classes.values())
 w = np.array([1.0 / per_clip[c] / clips_per_class[clip_classes[c]] for c in clips], dtype=np.float32)
+w = w * np.array([args.early_weight if float(r[3]) <= args.early_ms else 1.0 for r in rows], dtype=np.float32)
 w = w / w.sum()
 
 mean = x.mean(axis=0)
