@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
+import { HEAD_POLICY, OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
 
 /**
  * The overlap head's recipe in smoke mode (`npm run train:smoke`): a tiny seeded data set through
@@ -58,5 +58,15 @@ describe('overlap head recipe, smoke mode', () => {
     }
     node(['training/evaluate.ts', '--data', dir, '--model', model]);
     expect(existsSync(path.join(model, 'REPORT.md'))).toBe(true);
+    // The policy's out-of-fold check (`npm run train:folds`): four trainings with a voice group left
+    // out, their predictions, and the grid replayed through the worker's own decision code.
+    node(['training/folds.ts', '--data', dir, '--out', path.join(dir, 'FOLDS.md')]);
+    const folds = readFileSync(path.join(dir, 'FOLDS.md'), 'utf8');
+    const p = HEAD_POLICY;
+    expect(folds).toContain(
+      `| **HEAD_POLICY** | ${p.stopP} | ${p.stopRows} | ${p.minStopMs} | ${p.continueP} | ${p.minContinueMs} |`,
+    );
+    expect(folds).toContain('216 policies scored');
+    for (let i = 0; i < 4; i++) expect(existsSync(path.join(dir, 'folds', `fold-${i}.csv`))).toBe(true);
   });
 });

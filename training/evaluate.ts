@@ -9,7 +9,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { headDecision, nextStopStreak, OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
+import { OnnxOverlapHead } from '../gpu-worker/src/perception/overlap-head.ts';
+import { decideBurst, readCsv } from './feature-table.ts';
 import { formatReport, type Outcome, type Scored } from './report.ts';
 
 const { values } = parseArgs({
@@ -18,12 +19,6 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'gpu-worker/models/overlap-head' },
   },
 });
-
-function readCsv(file: string): Record<string, string>[] {
-  const [header, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
-  const names = header!.split(',');
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [names[i]!, v])));
-}
 
 const clips = readCsv(join(values.data, 'clips.csv')).filter((c) => c.split === 'heldout');
 const rows = readCsv(join(values.data, 'features.csv')).filter((r) => r.split === 'heldout');
@@ -44,18 +39,17 @@ const scored: Scored[] = [];
 for (const c of clips) {
   const clipRows = byClip.get(c.clip!) ?? [];
   const scores = await head.score(clipRows.map((r) => Float32Array.from(featureNames, (n) => Number(r[n]))));
-  let headOutcome: Outcome = c.heard === '1' ? 'undecided' : 'not heard';
-  let headMs: number | null = null;
-  let streak = 0;
-  for (let i = 0; i < clipRows.length; i++) {
-    const elapsed = Number(clipRows[i]!.elapsed_ms);
-    streak = nextStopStreak(streak, scores[i]!);
-    const verdict = headDecision(scores[i]!, elapsed, clipRows[i]!.ended === '1.00000', streak);
-    if (!verdict) continue;
-    headOutcome = verdict.action === 'continue' ? (verdict.cause as Outcome) : 'stop';
-    headMs = Number(c.onset_ms) + elapsed;
-    break;
-  }
+  const decided = decideBurst(
+    clipRows.map((r, i) => ({ probs: scores[i]!, elapsedMs: Number(r.elapsed_ms), ended: Number(r.ended) > 0.5 })),
+  );
+  const headOutcome: Outcome = decided
+    ? decided.verdict.action === 'continue'
+      ? (decided.verdict.cause as Outcome)
+      : 'stop'
+    : c.heard === '1'
+      ? 'undecided'
+      : 'not heard';
+  const headMs = decided ? Number(c.onset_ms) + decided.elapsedMs : null;
   const ruleOutcome: Outcome =
     c.rule_action === ''
       ? c.heard === '1'

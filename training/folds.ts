@@ -12,16 +12,13 @@
  * without training again. About 8 minutes on a 2-core machine (four trainings).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  HEAD_POLICY,
-  type HeadPolicy,
-  headDecision,
-  nextStopStreak,
-} from '../gpu-worker/src/perception/overlap-head.ts';
+import { HEAD_POLICY, type HeadPolicy } from '../gpu-worker/src/perception/overlap-head.ts';
+import { decideBurst, readCsv, type ScoredRow } from './feature-table.ts';
 import { CLASSES, type OverlapClass } from './phrases.ts';
+import { quantile, TARGETS } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,19 +35,6 @@ const GROUPS: readonly (readonly string[])[] = [
   ['en-gb-x-gbclan', 'en-gb-x-gbcwmd'],
   ['ked'],
 ];
-const TARGETS: Record<OverlapClass, number> = {
-  interruption: 0.9,
-  backchannel: 0.98,
-  other_directed: 0.9,
-  background: 0.9,
-};
-
-function readCsv(file: string): Record<string, string>[] {
-  const [header, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
-  const names = header!.split(',');
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [names[i]!, v])));
-}
-
 const foldDir = join(values.data, 'folds');
 mkdirSync(foldDir, { recursive: true });
 const foldFiles = GROUPS.map((_, i) => join(foldDir, `fold-${i}.csv`));
@@ -77,7 +61,7 @@ for (const [i, group] of GROUPS.entries()) {
 interface FoldClip {
   cls: OverlapClass;
   onsetMs: number;
-  rows: { elapsedMs: number; ended: boolean; probs: number[] }[];
+  rows: ScoredRow[];
 }
 const clipInfo = new Map(readCsv(join(values.data, 'clips.csv')).map((c) => [c.clip!, c]));
 const clips = new Map<string, FoldClip>();
@@ -103,13 +87,9 @@ interface Scored {
   policy: HeadPolicy;
   rates: Record<OverlapClass, number>;
   met: number;
-  p50: number;
-  p90: number;
-}
-
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  /** null when it stopped for no interruption. */
+  p50: number | null;
+  p90: number | null;
 }
 
 function score(policy: HeadPolicy): Scored {
@@ -118,16 +98,10 @@ function score(policy: HeadPolicy): Scored {
   const stopMs: number[] = [];
   for (const clip of clips.values()) {
     totals[clip.cls] += 1;
-    let streak = 0;
-    for (const row of clip.rows) {
-      streak = nextStopStreak(streak, row.probs, policy);
-      const verdict = headDecision(row.probs, row.elapsedMs, row.ended, streak, policy);
-      if (!verdict) continue;
-      if (verdict.action !== 'continue') {
-        stops[clip.cls] += 1;
-        if (clip.cls === 'interruption') stopMs.push(clip.onsetMs + row.elapsedMs);
-      }
-      break;
+    const decided = decideBurst(clip.rows, policy);
+    if (decided && decided.verdict.action !== 'continue') {
+      stops[clip.cls] += 1;
+      if (clip.cls === 'interruption') stopMs.push(clip.onsetMs + decided.elapsedMs);
     }
   }
   for (const c of unheard) totals[c.class as OverlapClass] += 1;
@@ -147,12 +121,15 @@ for (const stopP of [0.7, 0.8, 0.9, 0.95])
           grid.push({ stopP, stopRows, minStopMs, continueP, minContinueMs, decideByMs: HEAD_POLICY.decideByMs });
 const scored = grid.map(score);
 const mean = (s: Scored) => CLASSES.reduce((a, c) => a + s.rates[c], 0) / CLASSES.length;
-scored.sort((a, b) => b.met - a.met || a.p50 - b.p50 || mean(b) - mean(a) || a.p90 - b.p90);
+const latest = (ms: number | null) => ms ?? Number.POSITIVE_INFINITY;
+scored.sort(
+  (a, b) => b.met - a.met || latest(a.p50) - latest(b.p50) || mean(b) - mean(a) || latest(a.p90) - latest(b.p90),
+);
 const current = score(HEAD_POLICY);
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const line = (s: Scored, label: string) =>
-  `| ${label} | ${s.policy.stopP} | ${s.policy.stopRows} | ${s.policy.minStopMs} | ${s.policy.continueP} | ${s.policy.minContinueMs} | ${CLASSES.map((c) => pct(s.rates[c])).join(' | ')} | ${s.met} | ${s.p50} / ${s.p90} |`;
+  `| ${label} | ${s.policy.stopP} | ${s.policy.stopRows} | ${s.policy.minStopMs} | ${s.policy.continueP} | ${s.policy.minContinueMs} | ${CLASSES.map((c) => pct(s.rates[c])).join(' | ')} | ${s.met} | ${s.p50 ?? 'n/a'} / ${s.p90 ?? 'n/a'} |`;
 const n = (cls: OverlapClass) =>
   [...clips.values()].filter((c) => c.cls === cls).length + unheard.filter((c) => c.class === cls).length;
 const report = [

@@ -16,7 +16,8 @@ export interface Scored {
 
 type Policy = 'rules' | 'head';
 
-const TARGETS: Record<OverlapClass, number> = {
+/** The issue's targets: stop rate on interruptions, carry-on rate on the other classes. */
+export const TARGETS: Record<OverlapClass, number> = {
   interruption: 0.9,
   backchannel: 0.98,
   other_directed: 0.9,
@@ -25,7 +26,7 @@ const TARGETS: Record<OverlapClass, number> = {
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 
-function quantile(xs: number[], q: number): number | null {
+export function quantile(xs: number[], q: number): number | null {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
