@@ -82,7 +82,7 @@ cp "$here/ps-shim.c" "$work/ps-shim.c"
 # Synchronous compilation: Node 20 has fetch(), and the 3.1.6 glue would fetch() the .wasm path;
 # the caller passes the bytes as wasmBinary instead. FORCE_FILESYSTEM: the model is written into
 # MEMFS from JavaScript. The factory is named so the glue reads as what it is.
-exports='_venus_ps_open,_venus_ps_open_phones,_venus_ps_set_grammar,_venus_ps_start,_venus_ps_process,_venus_ps_in_speech,_venus_ps_end,_venus_ps_hyp,_venus_ps_score,_venus_ps_frames,_venus_ps_prob,_venus_ps_close,_venus_ps_cepstra,_venus_ps_process_cep,_malloc,_free'
+exports='_venus_ps_open,_venus_ps_open_phones,_venus_ps_set_grammar,_venus_ps_start,_venus_ps_process,_venus_ps_in_speech,_venus_ps_end,_venus_ps_hyp,_venus_ps_score,_venus_ps_frames,_venus_ps_prob,_venus_ps_close,_venus_ps_cepstra,_venus_ps_process_cep,_venus_ps_set_cmn,_venus_ps_get_cmn,_malloc,_free'
 emcc $flags ps-shim.c \
   -I sphinxbase/include -I pocketsphinx/include \
   pocketsphinx/src/libpocketsphinx/.libs/libpocketsphinx.a sphinxbase/src/libsphinxbase/.libs/libsphinxbase.a \

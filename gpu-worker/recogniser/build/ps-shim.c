@@ -11,6 +11,8 @@
 #include <string.h>
 #include <pocketsphinx.h>
 #include <sphinxbase/fe.h>
+#include <sphinxbase/feat.h>
+#include <sphinxbase/cmn.h>
 
 typedef struct {
   ps_decoder_t *ps;
@@ -191,6 +193,31 @@ int venus_ps_process_cep(venus_ps_t *h, float *cep, int n) {
     done += k;
   }
   return done;
+}
+
+/*
+ * The decoder's running cepstral mean (live CMN), 13 floats. A fresh decoder starts from the
+ * model's prior (feat.params' -cmninit), which fits the model's training recordings, not the voice
+ * and level at hand; the worker sets it from the first audio of a stream's first utterance instead
+ * (recogniser-worker.ts says why). Setting it also resets the mean's history to that vector.
+ * Both return 0, or negative when the decoder has no 13-dimensional CMN.
+ */
+int venus_ps_set_cmn(venus_ps_t *h, const float *mean) {
+  feat_t *feat = ps_get_feat(h->ps);
+  if (feat == NULL || feat->cmn_struct == NULL || feat->cmn_struct->veclen != 13) return -1;
+  mfcc_t vec[13];
+  for (int i = 0; i < 13; i++) vec[i] = FLOAT2MFCC(mean[i]);
+  cmn_live_set(feat->cmn_struct, vec);
+  return 0;
+}
+
+int venus_ps_get_cmn(venus_ps_t *h, float *out) {
+  feat_t *feat = ps_get_feat(h->ps);
+  if (feat == NULL || feat->cmn_struct == NULL || feat->cmn_struct->veclen != 13) return -1;
+  mfcc_t vec[13];
+  cmn_live_get(feat->cmn_struct, vec);
+  for (int i = 0; i < 13; i++) out[i] = MFCC2FLOAT(vec[i]);
+  return 0;
 }
 
 void venus_ps_close(venus_ps_t *h) {

@@ -32,6 +32,8 @@ interface EmscriptenModule {
   _venus_ps_close(h: number): void;
   _venus_ps_cepstra(h: number, pcm: number, n: number, start: number, last: number, out: number, max: number): number;
   _venus_ps_process_cep(h: number, cep: number, n: number): number;
+  _venus_ps_set_cmn(h: number, mean: number): number;
+  _venus_ps_get_cmn(h: number, out: number): number;
 }
 
 /** Cepstral coefficients per 10 ms frame in the shipped model (feat.params: 13, c0 first). */
@@ -166,6 +168,23 @@ export class PocketSphinxWasm {
     }
   }
 
+  /**
+   * Sets the decoder's running cepstral mean (CEPSTRA floats, in the units cepstra() returns): what
+   * the search subtracts from every frame until the mean has adapted to the voice. See
+   * CepstralMeanEstimate and recogniser-worker.ts for when the worker sets it.
+   */
+  setCepstralMean(h: number, mean: Float32Array): void {
+    if (mean.length !== CEPSTRA) throw new Error(`a cepstral mean has ${CEPSTRA} values, got ${mean.length}`);
+    this.m.HEAPF32.set(mean, this.cepPtr >> 2);
+    if (this.m._venus_ps_set_cmn(h, this.cepPtr) < 0) throw new Error('the decoder has no live cepstral mean');
+  }
+
+  /** The decoder's running cepstral mean now (CEPSTRA floats). */
+  cepstralMeanOf(h: number): Float32Array {
+    if (this.m._venus_ps_get_cmn(h, this.cepPtr) < 0) throw new Error('the decoder has no live cepstral mean');
+    return this.m.HEAPF32.slice(this.cepPtr >> 2, (this.cepPtr >> 2) + CEPSTRA);
+  }
+
   end(h: number): void {
     this.m._venus_ps_end(h);
   }
@@ -195,5 +214,33 @@ export class PocketSphinxWasm {
     } finally {
       for (const p of ptrs) this.m._free(p);
     }
+  }
+}
+
+/**
+ * A running mean of cepstra (frames x CEPSTRA, as cepstra() returns them) over the frames
+ * PocketSphinx's live CMN counts: those with c0 at least 0 (it skips "zero energy" frames).
+ *
+ * @example
+ *   const estimate = new CepstralMeanEstimate();
+ *   estimate.add(ps.cepstra(h, pcm, true, true));
+ *   const mean = estimate.mean(); // null until a frame counted
+ */
+export class CepstralMeanEstimate {
+  private readonly sum = new Float64Array(CEPSTRA);
+  /** Frames counted so far (100 per second of speech). */
+  frames = 0;
+
+  add(cep: Float32Array): void {
+    for (let at = 0; at + CEPSTRA <= cep.length; at += CEPSTRA) {
+      if (cep[at]! < 0) continue;
+      for (let j = 0; j < CEPSTRA; j++) this.sum[j] = this.sum[j]! + cep[at + j]!;
+      this.frames += 1;
+    }
+  }
+
+  mean(): Float32Array | null {
+    if (this.frames === 0) return null;
+    return Float32Array.from(this.sum, (v) => v / this.frames);
   }
 }
