@@ -18,25 +18,29 @@ const BAND_WAIT_SAMPLES = 16 * 1000;
  * it has come (BAND_WAIT_SAMPLES, or its end if sooner), the decoder's mean is set from the stream's
  * own cepstra so far (this utterance's held audio and the earlier ones', as the batch CMN the model
  * was trained with would for an utterance), and decoding starts; from then on the live mean adapts
- * as before. Those utterances' partial hypotheses come that much later; their finals do not. In a
- * session that opens with a request this is its first utterance alone. It replaced decoding each
- * stream's first two utterances a second time (their CPU twice, their finals later): spoken weather
- * and time requests, each the first utterance of a fresh session, 143 -> 147 of 160 right on the
- * reported set (seed 11) and 142 -> 147 on the development set (seed 7); starting from the first
- * 0.3 or 0.6 s of the utterance alone gave 140 and 139 on seed 11 (eval/spoken-delegation/
- * findings.md). An utterance that ends with no words is still decoded a second time, once the mean
- * has adapted to it.
+ * as before. Those utterances' partial hypotheses come that much later. The stream's first
+ * utterance is still decoded a second time at its end, with the mean adapted to all of it
+ * (SECOND_PASS_UTTERANCES): decoded once, its final's score per frame fell at 1000 ms chunks and
+ * right requests were refused as out of grammar (one went from confidence 0.79 to 0.44), so the
+ * answer waited for the mid-turn pause (eval/spoken-delegation/findings.md, item 0f). This replaced
+ * decoding each stream's first two utterances a second time from the prior: spoken weather and time
+ * requests, each the first utterance of a fresh session, 143 -> 146-147 of 160 right on the
+ * reported set (seed 11) and 142 -> 145 on the development set (seed 7), with half the second
+ * passes. An utterance that ends with no words is also decoded a second time, once the mean has
+ * adapted to it.
  */
 const OWN_MEAN_FRAMES = 100;
 
+/** A stream's utterances decoded a second time at their end whatever came out (see OWN_MEAN_FRAMES). */
+const SECOND_PASS_UTTERANCES = 1;
 /** Audio kept per utterance for the second pass (16 kHz samples): 15 s, ~480 KB per stream at most. */
 const SECOND_PASS_MAX_SAMPLES = 16 * 15_000;
 
 /**
  * One recogniser stream's decoding: a grammar decoder of the wasm module, fed a stream's utterances
  * as they arrive, with the rules that sit between the audio and the search (the band decision and
- * the telephone map, the stream's own starting cepstral mean, the second pass of an utterance that
- * ended with no words). The recogniser's worker thread runs one per stream; the perception bench
+ * the telephone map, the stream's own starting cepstral mean, the second pass of its first
+ * utterance and of one that ended with no words). The recogniser's worker thread runs one per stream; the perception bench
  * runs the same class on its own thread so each step's decoding can be timed.
  *
  * @example
@@ -50,7 +54,7 @@ export class StreamDecoder {
   private inUtterance = false;
   private samples = 0;
   private lastPartial = '';
-  /** The utterance's audio, kept while a second pass may need it (an utterance that ends with no words). */
+  /** The utterance's audio, kept while a second pass may need it (the first utterance, or one that ends with no words). */
   private audio: Int16Array[] = [];
   /** Measures the stream's speech until its band is known (then null). */
   private meter: BandMeter | null = new BandMeter();
@@ -107,7 +111,7 @@ export class StreamDecoder {
     this.endUtterance();
     this.inUtterance = false;
     let hyp = this.ps.hypothesis(this.decoder);
-    if (hyp.text === '' && this.samples <= SECOND_PASS_MAX_SAMPLES) {
+    if ((this.utterance < SECOND_PASS_UTTERANCES || hyp.text === '') && this.samples <= SECOND_PASS_MAX_SAMPLES) {
       this.startUtterance(concatPcm(this.audio));
       this.endUtterance();
       hyp = this.ps.hypothesis(this.decoder);
