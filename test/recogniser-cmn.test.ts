@@ -13,6 +13,8 @@ import {
 } from '../gpu-worker/src/perception/pocketsphinx/pocketsphinx-wasm.ts';
 import { Pronunciations } from '../gpu-worker/src/perception/pocketsphinx/pronunciations.ts';
 import { DECODER_OPTIONS } from '../gpu-worker/src/perception/pocketsphinx/recogniser-protocol.ts';
+import { StreamDecoder } from '../gpu-worker/src/perception/pocketsphinx/stream-decoder.ts';
+import { TelephoneMap } from '../gpu-worker/src/perception/pocketsphinx/telephone-band.ts';
 import { speechClip } from './support/speech-clip.ts';
 
 /**
@@ -150,4 +152,36 @@ describe('cepstral mean of the PocketSphinx decoder', () => {
     // A loose floor (54/74 when written; these clips are eSpeak's default level with silence either side).
     expect(ownRight / words).toBeGreaterThanOrEqual(0.65);
   }, 60_000);
+
+  it("StreamDecoder holds a fresh stream's first second, starts from its own mean, then hears it", () => {
+    const h = open();
+    const stream = new StreamDecoder(ps, TelephoneMap.load(), h);
+    const pcm = speechClip(dir, SENTENCES[4]!, 'en-us');
+    const prior = [...ps.cepstralMeanOf(h)];
+    let started: { held: number; mean: number[] } | null = null;
+    let partials = 0;
+    // 160 ms pieces: nothing is decoded (the mean stays the prior, no partial) before a second is held.
+    for (let at = 0; at < pcm.length; at += 2560) {
+      const partial = stream.push(pcm.subarray(at, at + 2560));
+      const held = Math.min(pcm.length, at + 2560);
+      const mean = [...ps.cepstralMeanOf(h)];
+      if (held < 16_000) {
+        expect(partial).toBeNull();
+        expect(mean).toEqual(prior);
+      } else started ??= { held, mean };
+      if (partial) partials += 1;
+    }
+    // Decoding began from the mean of the held audio's own cepstra (live CMN leaves it alone until
+    // 800 frames), not from the prior.
+    const own = new CepstralMeanEstimate();
+    own.add(ps.cepstra(h, pcm.subarray(0, started!.held), true, true));
+    const expected = [...own.mean()!];
+    started!.mean.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 3));
+    expect(Math.abs(started!.mean[0]! - prior[0]!)).toBeGreaterThan(5);
+    const final = stream.end()!;
+    expect(partials).toBeGreaterThan(0);
+    expect(final).toMatchObject({ type: 'final', utterance: 0 });
+    expect(final.text).toContain('madrid');
+    stream.free();
+  });
 });

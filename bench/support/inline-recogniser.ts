@@ -8,10 +8,10 @@ import { TelephoneMap } from '../../gpu-worker/src/perception/pocketsphinx/telep
 
 /**
  * The PocketSphinx wasm decoder run on the caller's thread, behind the recogniser port: the same
- * module, model, grammar compilation, decoder options and per-stream decoding (StreamDecoder) as the
- * recogniser's worker thread (`recogniser-worker.ts`), but `push` decodes before it returns. The perception
- * bench uses it so that each step's decoding can be timed on its own; the running worker decodes
- * on a thread of its own instead.
+ * module, model, grammar compilation, decoder options and per-stream decoding (StreamDecoder) as
+ * the recogniser's worker thread (`recogniser-worker.ts`), but `push` decodes before it returns.
+ * The perception bench uses it so that each step's decoding can be timed on its own; the running
+ * worker decodes on a thread of its own instead.
  */
 export class InlineRecogniser {
   private constructor(

@@ -170,8 +170,8 @@ export class PocketSphinxWasm {
 
   /**
    * Sets the decoder's running cepstral mean (CEPSTRA floats, in the units cepstra() returns): what
-   * the search subtracts from every frame until the mean has adapted to the voice. See
-   * CepstralMeanEstimate and recogniser-worker.ts for when the worker sets it.
+   * the search subtracts from every frame until the mean has adapted to the voice. StreamDecoder
+   * (stream-decoder.ts) sets it from a stream's own first speech, through CepstralMeanEstimate.
    */
   setCepstralMean(h: number, mean: Float32Array): void {
     if (mean.length !== CEPSTRA) throw new Error(`a cepstral mean has ${CEPSTRA} values, got ${mean.length}`);

@@ -40,8 +40,9 @@ const SECOND_PASS_MAX_SAMPLES = 16 * 15_000;
  * One recogniser stream's decoding: a grammar decoder of the wasm module, fed a stream's utterances
  * as they arrive, with the rules that sit between the audio and the search (the band decision and
  * the telephone map, the stream's own starting cepstral mean, the second pass of its first
- * utterance and of one that ended with no words). The recogniser's worker thread runs one per stream; the perception bench
- * runs the same class on its own thread so each step's decoding can be timed.
+ * utterance and of one that ended with no words). The recogniser's worker thread runs one per
+ * stream; the perception bench runs the same class on its own thread so each step's decoding can
+ * be timed.
  *
  * @example
  *   const stream = new StreamDecoder(ps, telephoneMap, decoder);
