@@ -176,7 +176,7 @@ describe('cepstral mean of the PocketSphinx decoder', () => {
     const own = new CepstralMeanEstimate();
     own.add(ps.cepstra(h, pcm.subarray(0, started!.held), true, true));
     const expected = [...own.mean()!];
-    started!.mean.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 3));
+    for (const [i, v] of started!.mean.entries()) expect(v).toBeCloseTo(expected[i]!, 3);
     expect(Math.abs(started!.mean[0]! - prior[0]!)).toBeGreaterThan(5);
     const final = stream.end()!;
     expect(partials).toBeGreaterThan(0);
