@@ -13,7 +13,10 @@ import {
 } from '../gpu-worker/src/perception/pocketsphinx/pocketsphinx-wasm.ts';
 import { Pronunciations } from '../gpu-worker/src/perception/pocketsphinx/pronunciations.ts';
 import { DECODER_OPTIONS } from '../gpu-worker/src/perception/pocketsphinx/recogniser-protocol.ts';
-import { StreamDecoder } from '../gpu-worker/src/perception/pocketsphinx/stream-decoder.ts';
+import {
+  SECOND_PASS_BELOW_CONFIDENCE,
+  StreamDecoder,
+} from '../gpu-worker/src/perception/pocketsphinx/stream-decoder.ts';
 import { TelephoneMap } from '../gpu-worker/src/perception/pocketsphinx/telephone-band.ts';
 import { speechClip } from './support/speech-clip.ts';
 
@@ -183,5 +186,33 @@ describe('cepstral mean of the PocketSphinx decoder', () => {
     expect(final).toMatchObject({ type: 'final', utterance: 0 });
     expect(final.text).toContain('madrid');
     stream.free();
+  });
+
+  it("StreamDecoder decodes a stream's first utterance a second time only when the first decoding is unsure", () => {
+    /** Decoder starts (one per decoding of an utterance) for `text` as a fresh stream's first utterance. */
+    const decodings = (text: string) => {
+      const h = open();
+      let starts = 0;
+      // The real module, with its start counted.
+      const counted = Object.create(ps) as PocketSphinxWasm;
+      counted.start = (handle: number) => {
+        starts += 1;
+        ps.start(handle);
+      };
+      const stream = new StreamDecoder(counted, TelephoneMap.load(), h);
+      const pcm = speechClip(dir, text, 'en-us');
+      for (let at = 0; at < pcm.length; at += 2560) stream.push(pcm.subarray(at, at + 2560));
+      const final = stream.end()!;
+      stream.free();
+      return { starts, final };
+    };
+    const sure = decodings(SENTENCES[4]!);
+    expect(sure.final.text).toContain('madrid');
+    expect(sure.final.confidence).toBeGreaterThanOrEqual(SECOND_PASS_BELOW_CONFIDENCE);
+    expect(sure.starts).toBe(1);
+    // Speech the demo grammar does not hold scores low: decoded again at its end.
+    const unsure = decodings('the quick brown fox jumps over the lazy dog');
+    expect(unsure.starts).toBe(2);
+    expect(unsure.final.confidence).toBeLessThan(SECOND_PASS_BELOW_CONFIDENCE);
   });
 });
