@@ -36,29 +36,37 @@ class ScriptedStream implements RecogniserStream {
 }
 
 /** Steps a session with 160 ms of audio each, scored as speech or silence by a fake VAD. */
-function driver() {
+function driver(options: { samplesPerChar?: number } = {}) {
   const stream = new ScriptedStream();
   const d = new DialogueSession({
     sessionId: 's1',
     incarnation: 0,
-    synthesize: async (text) => new Int16Array(text.length * 480).fill(1000),
+    synthesize: async (text) => new Int16Array(text.length * (options.samplesPerChar ?? 480)).fill(1000),
     recognise: async () => stream,
   });
   let seq = 0;
   let chunk = 0;
-  const step = async (speech: boolean): Promise<OutputStep> => {
+  /** `head`: the overlap head's class probabilities for every row the step makes (a fake head). */
+  const step = async (speech: boolean, head?: readonly number[]): Promise<OutputStep> => {
     await new Promise((r) => setTimeout(r, 0));
     d.appendAudio(
       ++seq,
       new Int16Array(2560).map((_, i) => (speech ? Math.round(3000 * Math.sin(i / 5)) : 0)),
     );
     const plan = d.beginStep({ chunk, inputSeqCutoff: seq, atMs: ++chunk * 160, assistantAudible: false });
-    return d.finishStep(plan, new Float32Array(plan.frames.length).fill(speech ? 0.95 : 0.01));
+    const probabilities = new Float32Array(plan.frames.length).fill(speech ? 0.95 : 0.01);
+    if (head === undefined) return d.finishStep(plan, probabilities);
+    const rows = d.hearStep(plan, probabilities);
+    return d.finishStep(
+      plan,
+      probabilities,
+      rows.map(() => Float32Array.from(head)),
+    );
   };
-  const say = async (speechSteps: number, silenceSteps = 6) => {
+  const say = async (speechSteps: number, silenceSteps = 6, head?: readonly number[]) => {
     const out: OutputStep[] = [];
-    for (let i = 0; i < speechSteps; i++) out.push(await step(true));
-    for (let i = 0; i < silenceSteps; i++) out.push(await step(false));
+    for (let i = 0; i < speechSteps; i++) out.push(await step(true, head));
+    for (let i = 0; i < silenceSteps; i++) out.push(await step(false, head));
     return out;
   };
   const text = (t: string) => d.appendText(++seq, t);
@@ -143,5 +151,40 @@ describe('DialogueSession hearing words', () => {
     expect(stopped?.interruption).toMatchObject({ action: 'discard', cause: 'interruption' });
     // Three 160 ms steps is under 600 ms of speech: the words did it, not the duration.
     expect(d.voice.activeBurst?.speechMs ?? 0).toBeLessThan(600);
+  });
+
+  it('takes the floor late when a burst the head carried on through as a backchannel turns out to correct the answer', async () => {
+    // P(interruption, backchannel, other-directed, background): a fake head sure of a backchannel.
+    const backchannel = [0.02, 0.95, 0.02, 0.01];
+    for (const [said, repairs] of [
+      ['no no i meant paris', true],
+      ['yeah yeah', false],
+    ] as const) {
+      const { stream, step, say } = driver({ samplesPerChar: 4800 });
+      stream.script.push({ text: 'what is the weather in rome' }, { text: said });
+      await say(8, 2, backchannel);
+      let out = await step(false, backchannel);
+      for (let i = 0; i < 20 && out.decision !== 'speak'; i++) out = await step(false, backchannel);
+      expect(out.decision).toBe('speak');
+      const overlap: OutputStep[] = [];
+      for (let i = 0; i < 8; i++) overlap.push(await step(true, backchannel));
+      // The head carried on through the burst before any word of it was heard.
+      expect(overlap.map((s) => s.interruption).find(Boolean)).toMatchObject({
+        action: 'continue',
+        cause: 'backchannel',
+      });
+      const after: OutputStep[] = [];
+      for (let i = 0; i < 8; i++) after.push(await step(false, backchannel));
+      const late = after.map((s) => s.interruption).find(Boolean);
+      const transcript = after.flatMap((s) => s.userTranscripts ?? []).find((t) => t.text === said);
+      if (repairs) {
+        expect(late, said).toMatchObject({ action: 'repair', cause: 'interruption' });
+        expect(transcript?.addressed, said).toBe(true);
+        expect(after.map((s) => s.text ?? '').join(''), said).toMatch(/paris/i);
+      } else {
+        expect(late, said).toBeUndefined();
+        expect(transcript?.addressed, said).toBe(false);
+      }
+    }
   });
 });

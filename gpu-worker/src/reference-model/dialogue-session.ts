@@ -120,6 +120,7 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
             headJudges: () => this.headJudges,
             awaitsAnswer: () => this.awaitingCityFor !== null || this.offeredPlanId !== null,
             stop: (verdict) => this.stop(verdict),
+            corrects: (text) => this.repairSlot(text) !== null,
             transcripts: this.transcripts,
             hear: (text) => this.hear(text),
             heardCut: (text) => {
@@ -267,8 +268,8 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     const target = this.current ?? this.last;
     // Only substantive speech is worth repairing or resuming; greetings and offers are just dropped.
     const resumable = target !== null && RESUMABLE_ROLES.has(target.spec.role);
-    if (reading === 'correction' && resumable && target.spec.intent) {
-      const slot = correctionSlot(text, target.spec.intent.kind);
+    if (reading === 'correction' && target !== null) {
+      const slot = this.repairSlot(text);
       if (slot) {
         this.stop({ action: 'repair', cause: 'interruption', cancelsWork: true }, false);
         const repair = this.enqueue(
@@ -293,6 +294,18 @@ export class DialogueSession extends DuplexDialogue<Utterance> {
     // The user took the floor with something else: stop, then answer it like any request.
     this.stop({ action: 'discard', cause: 'interruption', cancelsWork: false });
     this.handleRequest(text, understanding);
+  }
+
+  /**
+   * The new slot `text` gives what the assistant is saying (or said last), when the words read as a
+   * correction of it ("no, I meant Paris" over an answer about Rome): only substantive speech is
+   * repaired. Null when they do not.
+   */
+  private repairSlot(text: string): RequestIntent | null {
+    const target = this.current ?? this.last;
+    if (target === null || !RESUMABLE_ROLES.has(target.spec.role) || !target.spec.intent) return null;
+    if (readOverlap(text) !== 'correction') return null;
+    return correctionSlot(text, target.spec.intent.kind);
   }
 
   private handleRequest(text: string, understanding = understandRequest(text)): void {

@@ -18,6 +18,8 @@ export interface HeardSpeechHost {
   /** A question of the model's waits for its answer (a city, a resume offer). */
   awaitsAnswer(): boolean;
   stop(verdict: Interruption): void;
+  /** Whether the words correct what the assistant is saying ("no, I meant Paris" over Rome's answer). */
+  corrects(text: string): boolean;
   /** Utterances recognised since the last step, reported on the next output step. */
   readonly transcripts: UserTranscript[];
   /** Words acted on like typed text. */
@@ -47,6 +49,8 @@ export class HeardSpeech {
   #cutBySpeech = false;
   /** The last burst judged was background, or carried on through by the head: its words are not acted on. */
   #backgroundBurst = false;
+  /** The head carried on through the burst taking it for a backchannel (see #heardSpeech). */
+  #passedAsBackchannel = false;
   readonly #sameSpeech = new SameSpeech();
   #stepAtMs = 0;
   /** A fragment held while the user may go on after a pause. */
@@ -63,7 +67,10 @@ export class HeardSpeech {
     const rec = this.#recognition;
     this.#stepAtMs = plan.request.atMs;
     if (plan.texts.length > 0) plan.texts = this.#sameSpeech.keepTexts(plan.texts, this.#stepAtMs);
-    if (!wasInSpeech && this.#voice.inSpeech) this.#backgroundBurst = false;
+    if (!wasInSpeech && this.#voice.inSpeech) {
+      this.#backgroundBurst = false;
+      this.#passedAsBackchannel = false;
+    }
     const speechInStep = wasInSpeech || this.#voice.inSpeech || voice.milestones.some((m) => m.at === 'ended');
     const audio = plan.audio.map((pcm, i) => ({ seq: plan.audioSeqs[i] ?? 0, pcm }));
     rec.feed(audio, speechInStep, this.#voice.inSpeech);
@@ -82,9 +89,10 @@ export class HeardSpeech {
 
   /** An overlap verdict was given on the burst being heard. */
   judged(verdict: Interruption): void {
-    if (verdict.cause === 'background' || (this.#host.headJudges() && verdict.action === 'continue'))
+    if (verdict.cause === 'background' || (this.#host.headJudges() && verdict.action === 'continue')) {
       this.#backgroundBurst = true;
-    else if (verdict.action !== 'continue' && this.#host.speaking()) this.#cutBySpeech = true;
+      this.#passedAsBackchannel = verdict.cause === 'backchannel';
+    } else if (verdict.action !== 'continue' && this.#host.speaking()) this.#cutBySpeech = true;
   }
 
   close(): Promise<void> {
@@ -97,7 +105,15 @@ export class HeardSpeech {
     const text = final.text.trim();
     const cut = this.#cutBySpeech;
     this.#cutBySpeech = false;
-    const passedOver = this.#backgroundBurst || (this.#host.speaking() && !cut && readOverlap(text) === 'backchannel');
+    // The head judges a burst from its first few hundred ms, before any word is recognised; "No, no,
+    // I meant Paris" starts like a backchannel. When the words of a burst it carried on through as a
+    // backchannel turn out to correct what the assistant is saying, the user takes the floor late
+    // (a repair) rather than not at all. Only that: other-directed and background verdicts stand.
+    const lateCorrection =
+      this.#passedAsBackchannel && final.inGrammar && this.#host.speaking() && this.#host.corrects(text);
+    const passedOver =
+      !lateCorrection &&
+      (this.#backgroundBurst || (this.#host.speaking() && !cut && readOverlap(text) === 'backchannel'));
     this.#host.transcripts.push({
       text,
       confidence: final.confidence,
@@ -105,6 +121,13 @@ export class HeardSpeech {
       addressed: !passedOver,
       audio: { fromInputSeq: u.fromInputSeq, toInputSeq: u.toInputSeq, durationMs: final.audioMs },
     });
+    if (lateCorrection) {
+      this.#backgroundBurst = false;
+      this.#passedAsBackchannel = false;
+      this.#sameSpeech.actedOn(text, this.#stepAtMs);
+      this.#host.hear(text);
+      return;
+    }
     if (text === '' || this.#backgroundBurst) return;
     // The client already sent this speech's words as text.
     if (this.#sameSpeech.textCameFirst(this.#stepAtMs)) return;
