@@ -124,6 +124,8 @@ export class HeardSpeech {
     if (lateCorrection) {
       this.#backgroundBurst = false;
       this.#passedAsBackchannel = false;
+      // The client already sent this speech's words as text, which was acted on then.
+      if (this.#sameSpeech.textCameFirst(this.#stepAtMs)) return;
       this.#sameSpeech.actedOn(text, this.#stepAtMs);
       this.#host.hear(text);
       return;
